@@ -1,0 +1,1 @@
+"""Harness: tasks, agents, modes, tools, traces, scoring, reports (see issue 5)."""

@@ -1,0 +1,1 @@
+"""Container image definitions (data package): the kernel image recipe lives in ``kernel/``."""

@@ -1,0 +1,68 @@
+"""Kernel entry point: ``python -m pixelbox.kernel --ipc-dir DIR``.
+
+The host writes ``DIR/kernel.json`` (a Jupyter connection file using the ``ipc`` transport,
+so no network interface is needed) and ``DIR/config.json`` (see :mod:`pixelbox.kernel.config`).
+This module starts ipykernel on those sockets, installs the in-kernel layers (policy, image
+I/O, recorder) that the config enables, then writes ``DIR/ready.json`` so the host knows the
+kernel is listening and which pixelbox version it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+from pixelbox.kernel import KERNEL_PROTOCOL, __version__
+from pixelbox.kernel.config import load_config
+from pixelbox.kernel.plugins import install_plugins
+
+
+def _write_ready(ipc_dir: Path, problems: list[str]) -> None:
+    """Atomically publish the readiness record the host polls for."""
+    record = {
+        "version": __version__,
+        "protocol": KERNEL_PROTOCOL,
+        "pid": os.getpid(),
+        "uid": os.getuid(),
+        "python": sys.version.split()[0],
+        "interfaces": sorted(name for _, name in socket.if_nameindex()),
+        "problems": problems,
+    }
+    tmp = ipc_dir / "ready.json.tmp"
+    tmp.write_text(json.dumps(record))
+    tmp.replace(ipc_dir / "ready.json")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Start the kernel described by the files in ``--ipc-dir`` and serve until shutdown."""
+    parser = argparse.ArgumentParser(prog="python -m pixelbox.kernel")
+    parser.add_argument("--ipc-dir", required=True, type=Path)
+    args = parser.parse_args(argv)
+    ipc_dir: Path = args.ipc_dir
+    config = load_config(ipc_dir / "config.json")
+    os.chdir(config.workspace)
+
+    from ipykernel.kernelapp import IPKernelApp
+
+    app = IPKernelApp.instance()
+    app.initialize(
+        [
+            "-f",
+            str(ipc_dir / "kernel.json"),
+            "--IPKernelApp.no_stdout=False",
+            "--InteractiveShell.colors=nocolor",
+            "--InteractiveShell.xmode=Plain",
+            "--HistoryManager.enabled=False",
+        ]
+    )
+    problems = install_plugins(app.shell, config)
+    _write_ready(ipc_dir, problems)
+    app.start()
+
+
+if __name__ == "__main__":
+    main()

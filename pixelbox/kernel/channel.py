@@ -1,0 +1,37 @@
+"""Side channel from the kernel to the host, multiplexed on the Jupyter iopub stream.
+
+Structured records (artifacts, trace events, path normalizations) travel as ``display_data``
+messages whose only MIME type is ``application/vnd.pixelbox.<kind>+json``. Riding on iopub
+keeps them in true order with stdout and rich outputs and needs no extra socket; the host
+strips them out of ``Execution.outputs`` and files them under the matching field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MIME_PREFIX = "application/vnd.pixelbox."
+MIME_SUFFIX = "+json"
+
+KINDS = ("artifact", "event", "normalization", "notice")
+
+
+def mime_for(kind: str) -> str:
+    """The MIME type that carries records of ``kind``."""
+    return f"{MIME_PREFIX}{kind}{MIME_SUFFIX}"
+
+
+def kind_of(mime: str) -> str | None:
+    """Inverse of :func:`mime_for`; ``None`` for ordinary MIME types."""
+    if mime.startswith(MIME_PREFIX) and mime.endswith(MIME_SUFFIX):
+        return mime[len(MIME_PREFIX) : -len(MIME_SUFFIX)]
+    return None
+
+
+def publish(kind: str, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
+    """Send one record (or a batch) of ``kind`` to the host, in order with other output."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown pixelbox channel kind {kind!r}; expected one of {KINDS}")
+    from IPython.display import publish_display_data
+
+    publish_display_data({mime_for(kind): payload})

@@ -1,0 +1,40 @@
+"""Installs the in-kernel layers the config enables, in a fixed order.
+
+Order matters: the policy must see the cell after the tracer's instrumentation (the tracer
+rewrites code on the host, so it arrives already instrumented), the image I/O layer patches
+libraries before the recorder wraps them so that captured saves are recorded as ``io`` events.
+Each layer module exposes ``install(shell, section: dict) -> None``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from typing import Any
+
+from pixelbox.kernel.config import KernelConfig
+
+LAYERS: tuple[tuple[str, str], ...] = (
+    ("policy", "pixelbox.kernel.policy"),
+    ("io", "pixelbox.kernel.imageio"),
+    ("trace", "pixelbox.kernel.recorder"),
+)
+
+
+def install_plugins(shell: Any, config: KernelConfig) -> list[str]:
+    """Install each enabled layer; return human-readable problems instead of dying.
+
+    A layer that fails to install is reported to the host (which decides whether that is
+    fatal: a requested policy that cannot be installed is) rather than killing the kernel.
+    """
+    problems: list[str] = []
+    for section_name, module_name in LAYERS:
+        section: dict[str, Any] = getattr(config, section_name)
+        if not section.get("enabled"):
+            continue
+        try:
+            module = importlib.import_module(module_name)
+            module.install(shell, section)
+        except Exception:
+            problems.append(f"{section_name} layer ({module_name}) failed to install:\n{traceback.format_exc()}")
+    return problems

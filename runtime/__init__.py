@@ -1,0 +1,36 @@
+"""pixelbox.runtime: stateful, isolated Jupyter-kernel sandboxes for model-written code.
+
+    from pixelbox.runtime import Sandbox
+    with Sandbox(backend="docker", runtime="runsc") as sb:
+        result = sb.execute("x = 41 + 1; x")
+        print(result.status, result.text())
+"""
+
+from pixelbox.runtime.errors import (
+    BackendUnavailable,
+    ImageMissing,
+    KernelStartError,
+    OptionsError,
+    PixelboxError,
+    SandboxClosed,
+    WorkspacePathError,
+)
+from pixelbox.runtime.execution import ErrorInfo, Execution, Output
+from pixelbox.runtime.options import SandboxOptions
+from pixelbox.runtime.sandbox import Sandbox, SandboxInfo
+
+__all__ = [
+    "BackendUnavailable",
+    "ErrorInfo",
+    "Execution",
+    "ImageMissing",
+    "KernelStartError",
+    "OptionsError",
+    "Output",
+    "PixelboxError",
+    "Sandbox",
+    "SandboxClosed",
+    "SandboxInfo",
+    "SandboxOptions",
+    "WorkspacePathError",
+]

@@ -1,0 +1,221 @@
+"""The embedded backend: ipykernel as a child process, confined as far as the host allows.
+
+When the host runs as root each kernel gets a uid of its own (no passwd entry needed), a
+private network namespace with only a downed loopback, rlimits on address space, processes,
+file size and descriptors, a scrubbed environment, and its own session so that the whole
+process tree can be signalled. Without root the kernel keeps the host uid and network;
+``Sandbox.info`` says so plainly. This is not a container: the RestrictedPython policy is
+on by default here for that reason.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pixelbox.runtime.backends.base import KERNEL_COMMAND, Backend, KernelHandle, KernelPaths, describe_exit
+from pixelbox.runtime.errors import BackendUnavailable
+from pixelbox.runtime.options import SandboxOptions
+from pixelbox.runtime.workspace import Layout
+
+CLONE_NEWNET = 0x40000000
+UID_RANGE = (110_000, 170_000)
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _uid_in_use(uid: int) -> bool:
+    """Whether any process currently runs as ``uid`` (so it is not free for a new kernel)."""
+    return bool(processes_of_uid(uid))
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Pids of processes whose real uid is ``uid`` (read from /proc)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid == uid:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def interpreter_reachable(python: str, uid: int) -> bool:
+    """Whether ``uid`` (not root) can execute ``python`` through every parent directory."""
+    path = Path(python).resolve()
+    for parent in [*reversed(path.parents)]:
+        mode = parent.stat().st_mode
+        if not mode & 0o001 and parent.stat().st_uid != uid:
+            return False
+    return bool(path.stat().st_mode & 0o001)
+
+
+class LocalHandle(KernelHandle):
+    """A kernel child process (session leader of its own process group)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], uid: int | None) -> None:
+        self.proc = proc
+        self.uid = uid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def exit_reason(self) -> str:
+        return describe_exit(self.proc.poll())
+
+    def interrupt(self) -> None:
+        try:
+            os.kill(self.proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.uid is not None:
+            self._kill_uid_stragglers()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def _kill_uid_stragglers(self) -> None:
+        """Processes that left the group (setsid, double fork) still carry the kernel's uid."""
+        assert self.uid is not None
+        for _ in range(3):
+            pids = processes_of_uid(self.uid)
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.02)
+
+
+class LocalBackend(Backend):
+    """Runs kernels as child processes of the host interpreter."""
+
+    name = "local"
+
+    def __init__(self, python: str | None = None) -> None:
+        self.python = python or sys.executable
+        self.is_root = os.geteuid() == 0
+        self.kernel_uid = None
+
+    def allocate_uid(self) -> int | None:
+        """A fresh unprivileged uid for the next kernel (None when the host is not root)."""
+        if not self.is_root:
+            return None
+        for _ in range(100):
+            uid = random.randrange(*UID_RANGE)
+            if not _uid_in_use(uid):
+                return uid
+        raise BackendUnavailable("could not find a free uid for a local kernel in the reserved range")
+
+    def paths(self, layout: Layout) -> KernelPaths:
+        return KernelPaths(ipc=str(layout.ipc), workspace=str(layout.work), inputs=str(layout.inputs))
+
+    def environment(self, layout: Layout, options: SandboxOptions) -> dict[str, str]:
+        """The kernel's whole environment: built from scratch, never inherited."""
+        threads = str(max(1, int(options.cpus)))
+        bin_dir = str(Path(self.python).parent)
+        env = {
+            "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(layout.home),
+            "LANG": "C.UTF-8",
+            "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": str(layout.home / ".mpl"),
+            "IPYTHONDIR": str(layout.home / ".ipython"),
+            "JUPYTER_RUNTIME_DIR": str(layout.home / ".jupyter"),
+            "TMPDIR": str(layout.home),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "OMP_NUM_THREADS": threads,
+            "OPENBLAS_NUM_THREADS": threads,
+            "PIXELBOX_SANDBOX": "local",
+        }
+        env.update(options.env)
+        return env
+
+    def start(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> LocalHandle:
+        if uid is not None and not interpreter_reachable(self.python, uid):
+            raise BackendUnavailable(
+                f"the local backend runs kernels as an unprivileged uid, which cannot execute {self.python} "
+                "(a parent directory is not world-searchable). Create the virtualenv from a system "
+                "interpreter, e.g. `/usr/bin/python3 -m venv .venv` (scripts/setup.sh does this)."
+            )
+        command = [self.python, *KERNEL_COMMAND, str(layout.ipc)]
+        proc = subprocess.Popen(
+            command,
+            cwd=layout.work,
+            env=self.environment(layout, options),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(layout.root / "kernel.log", "ab"),  # noqa: SIM115 - handed to the child
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=_confine(options, uid),
+        )
+        return LocalHandle(proc, uid)
+
+    def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
+        interfaces = ready.get("interfaces") or []
+        isolated = interfaces in (["lo"], [])
+        return {
+            "container": False,
+            "network": "isolated (private network namespace)" if isolated else "NOT isolated: host network",
+            "network_isolated": isolated,
+            "user": f"uid {ready.get('uid')}" + (" (unprivileged)" if ready.get("uid") else " (root!)"),
+            "read_only_root": False,
+            "rlimits": {
+                "address_space": int(options.memory),
+                "processes": options.pids,
+                "file_size": int(options.max_file_size),
+                "open_files": options.max_open_files,
+            },
+            "environment": "scrubbed (explicit allow-list only)",
+        }
+
+
+def _confine(options: SandboxOptions, uid: int | None) -> Any:
+    """Build the pre-exec hook: runs in the child between fork and exec.
+
+    Order matters: the network namespace needs root, so it comes before dropping to ``uid``;
+    RLIMIT_NPROC is per uid, which is why each kernel gets a uid of its own.
+    """
+    limits = [
+        (resource.RLIMIT_AS, int(options.memory)),
+        (resource.RLIMIT_NPROC, options.pids),
+        (resource.RLIMIT_FSIZE, int(options.max_file_size)),
+        (resource.RLIMIT_NOFILE, options.max_open_files),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    unshare = _libc.unshare
+
+    def hook() -> None:
+        if uid is not None:
+            unshare(CLONE_NEWNET)
+        for which, value in limits:
+            try:
+                resource.setrlimit(which, (value, value))
+            except (ValueError, OSError):
+                pass
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+
+    return hook

@@ -1,0 +1,201 @@
+"""The Jupyter messaging side of a sandbox: connection files, the readiness handshake, and
+one execute request collected under a deadline while watching the kernel stay alive.
+
+Transport is ZMQ over IPC (Unix-domain) sockets in a private directory that both the host and
+the kernel see (bind-mounted into containers), so kernels need no network interface at all.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from jupyter_client.blocking.client import BlockingKernelClient
+
+from pixelbox.kernel.channel import kind_of
+from pixelbox.runtime.errors import KernelStartError
+from pixelbox.runtime.execution import ErrorInfo, Output
+from pixelbox.runtime.outputs import CappedText, save_bundle, strip_ansi
+
+PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+SOCKET_STEM = "k"
+POLL_SLICE_S = 0.05
+
+RunEnd = Literal["idle", "deadline", "dead"]
+
+
+def write_connection_file(ipc_dir: Path, kernel_ipc_dir: str) -> dict[str, Any]:
+    """Write ``kernel.json`` as the kernel will see it; return the host's view of it.
+
+    The two views differ only in the socket path prefix: ``kernel_ipc_dir`` is where the same
+    directory is mounted inside the sandbox.
+    """
+    base: dict[str, Any] = {name: i + 1 for i, name in enumerate(PORT_NAMES)}
+    base.update(transport="ipc", signature_scheme="hmac-sha256", key=secrets.token_hex(32))
+    kernel_view = dict(base, ip=f"{kernel_ipc_dir}/{SOCKET_STEM}")
+    (ipc_dir / "kernel.json").write_text(json.dumps(kernel_view))
+    return dict(base, ip=str(ipc_dir / SOCKET_STEM))
+
+
+def wait_for_ready_file(ipc_dir: Path, deadline: float, alive: Callable[[], bool]) -> dict[str, Any]:
+    """Poll for the kernel's ``ready.json``; fail fast if the kernel process dies first."""
+    path = ipc_dir / "ready.json"
+    while True:
+        if path.exists():
+            return dict(json.loads(path.read_text()))
+        if not alive():
+            raise KernelStartError("the kernel exited before it was ready")
+        if time.monotonic() > deadline:
+            raise KernelStartError("the kernel did not become ready before the start timeout")
+        time.sleep(0.005)
+
+
+@dataclass
+class Collected:
+    """What one execute request produced so far (filled while messages arrive)."""
+
+    stdout: CappedText
+    stderr: CappedText
+    out_dir: Path
+    max_outputs: int
+    index: int
+    outputs: list[Output] = field(default_factory=list)
+    outputs_dropped: int = 0
+    error: ErrorInfo | None = None
+    execution_count: int | None = None
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def add_bundle(self, msg_type: str, content: dict[str, Any]) -> None:
+        """File a display/result bundle: pixelbox records apart, ordinary outputs capped."""
+        data = content.get("data") or {}
+        kinds = [kind_of(mime) for mime in data]
+        if data and all(kinds):
+            for mime, kind in zip(data, kinds):
+                payload = data[mime]
+                batch = payload if isinstance(payload, list) else [payload]
+                self.records.setdefault(str(kind), []).extend(p for p in batch if isinstance(p, dict))
+            return
+        if len(self.outputs) >= self.max_outputs:
+            self.outputs_dropped += 1
+            return
+        stem = f"exec{self.index:04d}_out{len(self.outputs):03d}"
+        self.outputs.append(save_bundle(msg_type, content, self.out_dir, stem))
+
+    def handle(self, msg: dict[str, Any]) -> bool:
+        """Apply one iopub message; return True when the kernel went idle for this request."""
+        msg_type = msg["header"]["msg_type"]
+        content = msg["content"]
+        if msg_type == "stream":
+            sink = self.stderr if content.get("name") == "stderr" else self.stdout
+            sink.write(content.get("text", ""))
+        elif msg_type in ("display_data", "execute_result", "update_display_data"):
+            self.add_bundle(msg_type, content)
+        elif msg_type == "error":
+            tb = strip_ansi("\n".join(content.get("traceback", [])))
+            self.error = ErrorInfo(content.get("ename", "Error"), strip_ansi(content.get("evalue", "")), tb)
+        elif msg_type == "execute_input":
+            self.execution_count = content.get("execution_count")
+        elif msg_type == "clear_output" and not content.get("wait"):
+            self.outputs.clear()
+        elif msg_type == "status":
+            return bool(content.get("execution_state") == "idle")
+        return False
+
+
+class KernelChannel:
+    """A connected client for one kernel. Not thread-safe: one sandbox, one caller at a time."""
+
+    def __init__(self, connection: dict[str, Any]) -> None:
+        self.client = BlockingKernelClient()
+        self.client.load_connection_info(connection)
+        self.client.start_channels(hb=False)
+
+    def handshake(self, deadline: float, alive: Callable[[], bool]) -> dict[str, Any]:
+        """Round-trip ``kernel_info`` until iopub delivers too (PUB/SUB joins late)."""
+        while True:
+            msg_id = self.client.kernel_info()
+            saw_iopub = False
+            reply: dict[str, Any] | None = None
+            slice_end = time.monotonic() + 0.5
+            while time.monotonic() < slice_end and not (saw_iopub and reply):
+                if not alive():
+                    raise KernelStartError("the kernel exited during the start handshake")
+                saw_iopub = saw_iopub or self._iopub_has_parent(msg_id)
+                if reply is None:
+                    reply = self._shell_reply(msg_id, timeout=0.01)
+            if saw_iopub and reply:
+                return dict(reply["content"])
+            if time.monotonic() > deadline:
+                raise KernelStartError("the kernel did not answer kernel_info before the start timeout")
+
+    def _iopub_has_parent(self, msg_id: str) -> bool:
+        try:
+            msg = self.client.get_iopub_msg(timeout=0.01)
+        except queue.Empty:
+            return False
+        return bool(msg.get("parent_header", {}).get("msg_id") == msg_id)
+
+    def _shell_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        try:
+            msg = self.client.get_shell_msg(timeout=timeout)
+        except queue.Empty:
+            return None
+        return msg if msg.get("parent_header", {}).get("msg_id") == msg_id else None
+
+    def send_execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
+        """Send an execute request without waiting; return its message id."""
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": False,
+        }
+        msg = self.client.session.msg("execute_request", content, metadata=metadata or {})
+        self.client.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
+
+    def collect(self, msg_id: str, into: Collected, until: float, alive: Callable[[], bool]) -> RunEnd:
+        """Feed iopub messages of ``msg_id`` into ``into`` until idle, the deadline, or death."""
+        while True:
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return "deadline"
+            try:
+                msg = self.client.get_iopub_msg(timeout=min(POLL_SLICE_S, remaining))
+            except queue.Empty:
+                if not alive():
+                    return "dead"
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if into.handle(msg):
+                self._drain_shell()
+                return "idle"
+
+    def _drain_shell(self) -> None:
+        """Discard pending shell replies so they never pile up."""
+        while True:
+            try:
+                self.client.get_shell_msg(timeout=0)
+            except queue.Empty:
+                return
+
+    def interrupt(self) -> None:
+        """Ask the kernel to raise KeyboardInterrupt (control channel, works while busy)."""
+        msg = self.client.session.msg("interrupt_request", {})
+        self.client.control_channel.send(msg)
+
+    def close(self) -> None:
+        """Close sockets; never raises."""
+        try:
+            self.client.stop_channels()
+        except Exception:
+            pass

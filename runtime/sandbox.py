@@ -1,0 +1,377 @@
+"""``Sandbox``: a stateful, isolated Jupyter kernel that runs model-written Python."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pixelbox import __version__
+from pixelbox.kernel import KERNEL_PROTOCOL
+from pixelbox.kernel.config import KernelConfig
+from pixelbox.runtime import registry
+from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
+from pixelbox.runtime.backends.local import LocalBackend
+from pixelbox.runtime.choose import choose_backend
+from pixelbox.runtime.errors import KernelStartError, SandboxClosed, WorkspacePathError
+from pixelbox.runtime.execution import Execution, Status
+from pixelbox.runtime.options import SandboxOptions
+from pixelbox.runtime.outputs import CappedText
+from pixelbox.runtime.protocol import Collected, KernelChannel, wait_for_ready_file, write_connection_file
+from pixelbox.runtime.workspace import Layout, read_regular_file, resolve_inside
+
+MAX_DOWNLOAD_BYTES = 512 * 1024**2
+
+
+@dataclass
+class SandboxInfo:
+    """What a sandbox is and the isolation actually in force (read from the live kernel)."""
+
+    backend: str
+    runtime: str | None
+    reason: str
+    image: str | None
+    image_id: str | None
+    policy: bool
+    isolation: dict[str, Any]
+    limits: dict[str, Any]
+    kernel: dict[str, Any]
+    workspace: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable view."""
+        return asdict(self)
+
+
+class Sandbox:
+    """A Jupyter kernel in a sandbox, driven synchronously.
+
+    State persists across :meth:`execute` calls like notebook cells. Every call returns an
+    :class:`Execution` and never hangs past ``timeout + grace``: a kernel that ignores the
+    interrupt is replaced, a dead one is reported as ``crashed`` and replaced on the next call.
+    Use as a context manager, or call :meth:`close`; sandboxes left open are closed on garbage
+    collection and at interpreter exit.
+    """
+
+    def __init__(
+        self,
+        options: SandboxOptions | None = None,
+        *,
+        inputs: Sequence[str | Path] = (),
+        **overrides: Any,
+    ) -> None:
+        base = options or SandboxOptions()
+        self.options = base.with_(**overrides) if overrides else base
+        self._lock = threading.RLock()
+        self._closed = False
+        self._handle: KernelHandle | None = None
+        self._channel: KernelChannel | None = None
+        self._needs_restart = False
+        self._next_index = 1
+        self._ready: dict[str, Any] = {}
+        self._backend, self._reason = choose_backend(self.options)
+        self._uid = self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else (
+            self._backend.kernel_uid
+        )
+        self.layout = Layout.create(self._uid)
+        registry.register(self)
+        try:
+            self._input_names = self._copy_inputs(inputs)
+            self._start_kernel()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has run."""
+        return self._closed
+
+    def close(self) -> None:
+        """Stop the kernel and delete the sandbox's files. Idempotent."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        with lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._stop_kernel()
+            if hasattr(self, "layout"):
+                self.layout.remove()
+            registry.unregister(self)
+
+    def restart(self) -> None:
+        """Replace the kernel with a fresh one; workspace files are kept, variables are not."""
+        with self._lock:
+            self._check_open()
+            self._stop_kernel()
+            self._start_kernel()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the kernel is running (cheap; no round trip)."""
+        return bool(self._handle and self._handle.alive() and not self._needs_restart)
+
+    # -- kernel start/stop -------------------------------------------------------------------
+
+    @property
+    def paths(self) -> KernelPaths:
+        """Where the workspace, inputs and IPC directory appear inside the sandbox."""
+        return self._backend.paths(self.layout)
+
+    def _kernel_config(self) -> KernelConfig:
+        paths = self.paths
+        io = dict(self.options.io)
+        if io.get("enabled"):
+            io.setdefault("workspace", paths.workspace)
+            io["inputs"] = [
+                {"index": i, "name": name, "path": f"{paths.inputs}/{name}"} for i, name in enumerate(self._input_names)
+            ]
+        return KernelConfig(
+            workspace=paths.workspace,
+            inputs_dir=paths.inputs,
+            version=__version__,
+            protocol=KERNEL_PROTOCOL,
+            policy={"enabled": self.options.policy_enabled(self._backend.name)},
+            io=io,
+            trace={"enabled": False},
+        )
+
+    def _start_kernel(self) -> None:
+        ipc = self.layout.ipc
+        for stale in ("ready.json", "kernel.json", "config.json"):
+            (ipc / stale).unlink(missing_ok=True)
+        connection = write_connection_file(ipc, self.paths.ipc)
+        (ipc / "config.json").write_text(self._kernel_config().to_json())
+        deadline = time.monotonic() + self.options.start_timeout
+        self._handle = handle = self._backend.start(self.layout, self.options, self._uid)
+        try:
+            self._ready = wait_for_ready_file(ipc, deadline, handle.alive)
+            self._check_ready()
+            self._channel = KernelChannel(connection)
+            self._channel.handshake(deadline, handle.alive)
+        except KernelStartError as exc:
+            detail = handle.exit_reason() if not handle.alive() else "still running"
+            log = self._kernel_log()
+            self._stop_kernel()
+            raise KernelStartError(f"{exc} (kernel: {detail}){log}") from None
+        self._needs_restart = False
+
+    def _check_ready(self) -> None:
+        ready = self._ready
+        if ready.get("version") != __version__ or ready.get("protocol") != KERNEL_PROTOCOL:
+            from pixelbox.runtime.image import BUILD_COMMAND
+
+            raise KernelStartError(
+                f"the kernel runs pixelbox {ready.get('version')} (protocol {ready.get('protocol')}) but the "
+                f"host is {__version__} (protocol {KERNEL_PROTOCOL}); rebuild the image with `{BUILD_COMMAND}`"
+            )
+        if ready.get("problems"):
+            raise KernelStartError("in-kernel layers failed to install:\n" + "\n".join(ready["problems"]))
+
+    def _kernel_log(self) -> str:
+        log = self.layout.root / "kernel.log"
+        if log.exists() and log.stat().st_size:
+            return "\nkernel log (last lines):\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        return ""
+
+    def _stop_kernel(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        if self._handle is not None:
+            self._handle.kill()
+            self._handle = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxClosed("this sandbox is closed; create a new Sandbox")
+
+    # -- execution ---------------------------------------------------------------------------
+
+    def execute(self, code: str, *, timeout: float | None = None) -> Execution:
+        """Run ``code`` as the next cell and return what happened (never raises for cell faults)."""
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, got {type(code).__name__}")
+        with self._lock:
+            self._check_open()
+            index = self._next_index
+            self._next_index += 1
+            restarted = self._ensure_kernel()
+            started = time.monotonic()
+            collected = self._new_collected(index)
+            status, crash_reason, notices, replaced = self._run(code, collected, timeout or self.options.timeout)
+            result = self._assemble(index, status, collected, time.monotonic() - started)
+            result.crash_reason = crash_reason
+            result.notices = notices + result.notices
+            result.restarted = restarted or replaced
+            result.state_lost = restarted or replaced or status == "crashed"
+            return result
+
+    def _ensure_kernel(self) -> bool:
+        """Start a fresh kernel if the last one died; report whether that happened."""
+        assert self._handle is not None
+        if self._needs_restart or not self._handle.alive():
+            self._stop_kernel()
+            self._start_kernel()
+            return True
+        return False
+
+    def _new_collected(self, index: int) -> Collected:
+        return Collected(
+            stdout=CappedText("stdout", self.options.stdout_cap),
+            stderr=CappedText("stderr", self.options.stderr_cap),
+            out_dir=self.layout.outputs,
+            max_outputs=self.options.max_outputs,
+            index=index,
+        )
+
+    def _run(self, code: str, into: Collected, timeout: float) -> tuple[Status, str | None, list[str], bool]:
+        """Send the cell and wait; on the deadline interrupt, then replace the kernel if needed."""
+        assert self._channel is not None and self._handle is not None
+        handle = self._handle
+        msg_id = self._channel.send_execute(code)
+        end = self._channel.collect(msg_id, into, time.monotonic() + timeout, handle.alive)
+        if end == "idle":
+            return ("error" if into.error else "ok"), None, [], False
+        if end == "dead":
+            self._needs_restart = True
+            return "crashed", handle.exit_reason(), [f"the kernel died: {handle.exit_reason()}; state was lost"], False
+        handle.interrupt()
+        end = self._channel.collect(msg_id, into, time.monotonic() + self.options.grace, handle.alive)
+        if end == "idle":
+            return "timeout", None, [f"execution exceeded its {timeout:g} s deadline and was interrupted; "
+                                     "variables were kept"], False
+        self._stop_kernel()
+        self._start_kernel()
+        return "timeout", None, [f"execution exceeded its {timeout:g} s deadline and ignored the interrupt; "
+                                 "the kernel was replaced and all variables were lost"], True
+
+    def _assemble(self, index: int, status: Status, collected: Collected, duration: float) -> Execution:
+        records = collected.records
+        return Execution(
+            index=index,
+            status=status,
+            stdout=collected.stdout.value(),
+            stderr=collected.stderr.value(),
+            stdout_truncated=collected.stdout.dropped,
+            stderr_truncated=collected.stderr.dropped,
+            outputs=collected.outputs,
+            outputs_dropped=collected.outputs_dropped,
+            error=collected.error,
+            duration=duration,
+            execution_count=collected.execution_count,
+            artifacts=records.get("artifact", []),
+            events=records.get("event", []),
+            normalizations=records.get("normalization", []),
+            notices=[str(r.get("text", r)) for r in records.get("notice", [])],
+        )
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def _copy_inputs(self, inputs: Sequence[str | Path]) -> list[str]:
+        names: list[str] = []
+        for src in inputs:
+            source = Path(src)
+            if not source.is_file():
+                raise FileNotFoundError(f"input image {source} does not exist or is not a file")
+            name = source.name if source.name not in names else f"{len(names)}_{source.name}"
+            target = self.layout.inputs / name
+            shutil.copyfile(source, target)
+            target.chmod(0o444)
+            names.append(name)
+        return names
+
+    @property
+    def inputs(self) -> list[str]:
+        """File names of the task's input images, in order (index 0 first)."""
+        return list(self._input_names)
+
+    def _workspace_relative(self, path: str) -> str:
+        prefix = self.paths.workspace.rstrip("/") + "/"
+        return path[len(prefix) :] if path.startswith(prefix) else path
+
+    def upload(self, src: str | Path | bytes, dest: str) -> str:
+        """Copy a host file (or raw bytes) into the workspace; return its in-sandbox path."""
+        with self._lock:
+            self._check_open()
+            target = resolve_inside(self.layout.work, self._workspace_relative(dest), what="upload")
+            if target.exists() and (target.is_dir() or target.stat().st_nlink != 1):
+                raise WorkspacePathError(f"upload: {dest!r} exists and is not a plain file; choose another name")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.upload")
+            if isinstance(src, bytes):
+                tmp.write_bytes(src)
+            else:
+                shutil.copyfile(Path(src), tmp)
+            tmp.replace(target)
+            self._give_to_kernel(target)
+            return f"{self.paths.workspace}/{target.relative_to(self.layout.work)}"
+
+    def _give_to_kernel(self, target: Path) -> None:
+        import os
+
+        if self._uid is not None and os.geteuid() == 0:
+            directory = target.parent
+            while directory != self.layout.work and directory.is_relative_to(self.layout.work):
+                os.chown(directory, self._uid, self._uid)
+                directory = directory.parent
+            os.chown(target, self._uid, self._uid)
+
+    def download(self, path: str) -> bytes:
+        """Read a file from the workspace (no symlinks, no hard links, capped size)."""
+        with self._lock:
+            self._check_open()
+            target = resolve_inside(self.layout.work, self._workspace_relative(path), what="download")
+            return read_regular_file(target, what="download", max_bytes=MAX_DOWNLOAD_BYTES)
+
+    # -- description -----------------------------------------------------------------------------
+
+    @property
+    def info(self) -> SandboxInfo:
+        """Backend, runtime, the isolation facts in force, limits, image, kernel identity."""
+        self._check_open()
+        assert self._handle is not None
+        backend: Backend = self._backend
+        facts = backend.facts(self._handle, self._ready, self.options)
+        return SandboxInfo(
+            backend=backend.name,
+            runtime=getattr(backend, "runtime", None),
+            reason=self._reason,
+            image=getattr(backend, "image", None),
+            image_id=getattr(backend, "image_id", None),
+            policy=self.options.policy_enabled(backend.name),
+            isolation=facts,
+            limits={
+                "memory": int(self.options.memory),
+                "cpus": self.options.cpus,
+                "pids": self.options.pids,
+                "timeout": self.options.timeout,
+                "grace": self.options.grace,
+                "stdout_cap": self.options.stdout_cap,
+                "stderr_cap": self.options.stderr_cap,
+            },
+            kernel={k: self._ready.get(k) for k in ("version", "protocol", "pid", "uid", "python")},
+            workspace=str(self.layout.work),
+            options=self.options.to_dict(),
+        )

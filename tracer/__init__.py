@@ -1,0 +1,1 @@
+"""Tracer: libcst instrumentation, canonical operations, lineage and the event schema."""
