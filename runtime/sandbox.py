@@ -108,17 +108,33 @@ class Sandbox:
 
     def close(self) -> None:
         """Stop the kernel and delete the sandbox's files. Idempotent."""
+        if self.mark_closed():
+            self.teardown()
+
+    def mark_closed(self) -> bool:
+        """Refuse further use at once; return False if it was already closed.
+
+        Split from :meth:`teardown` so a pool can retire a sandbox instantly and pay for
+        stopping the container in the background.
+        """
         lock = getattr(self, "_lock", None)
         if lock is None:
-            return
+            return False
         with lock:
             if self._closed:
-                return
+                return False
             self._closed = True
-            self._stop_kernel()
-            if hasattr(self, "layout"):
-                self.layout.remove()
-            registry.unregister(self)
+            return True
+
+    def teardown(self) -> None:
+        """Stop the kernel and remove files (after :meth:`mark_closed`); never raises."""
+        with self._lock:
+            try:
+                self._stop_kernel()
+            finally:
+                if hasattr(self, "layout"):
+                    self.layout.remove()
+                registry.unregister(self)
 
     def restart(self) -> None:
         """Replace the kernel with a fresh one; workspace files are kept, variables are not."""

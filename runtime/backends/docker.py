@@ -115,7 +115,7 @@ class DockerBackend(Backend):
             self.image_id = self.client.images.get(self.image).id
         except docker.errors.ImageNotFound:
             others = [t for img in self.client.images.list(name="pixelbox-kernel") for t in img.tags]
-            stale = f" (found only stale images: {', '.join(others)})" if others else ""
+            stale = f" (found only other versions: {', '.join(others[:3])})" if others else ""
             raise ImageMissing(
                 f"the kernel image {self.image} is not built{stale}; build it with `{build_command}`"
             ) from None

@@ -1,0 +1,26 @@
+# Entry points. On a fresh Debian 12 machine, as root: `make demo` runs the main job and
+# `make test` runs the tests; both first run scripts/setup.sh, which is quick when nothing is missing.
+SHELL := /bin/bash
+VENV := .venv
+PYTEST_ARGS ?=
+
+.PHONY: setup image test demo lint
+
+setup:
+	bash scripts/setup.sh
+
+# Builds the kernel image for the current sources (FORCE=1 rebuilds even if its tag exists).
+image:
+	@test -x $(VENV)/bin/python || { echo "no $(VENV): run 'make setup' first" >&2; exit 1; }
+	$(VENV)/bin/python -m pixelbox.runtime.image build $(if $(FORCE),--force)
+
+test: setup
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+demo: setup
+	$(VENV)/bin/pixelbox demo
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy

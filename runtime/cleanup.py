@@ -1,0 +1,102 @@
+"""Removing what a crashed host process left behind: containers, kernels, directories.
+
+Everything pixelbox creates names its owner: containers carry the ``pixelbox.owner-pid``
+label, workspaces are ``/tmp/pbx-<pid>-*``, local kernels run with ``--ipc-dir`` inside such a
+workspace. Anything whose owner pid is gone is an orphan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pixelbox.runtime.workspace import ROOT_PREFIX
+
+_OWNER = re.compile(rf"/{ROOT_PREFIX}(\d+)-")
+
+
+@dataclass
+class CleanupReport:
+    """What :func:`remove_orphans` removed."""
+
+    containers: list[str] = field(default_factory=list)
+    processes: list[int] = field(default_factory=list)
+    directories: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def total(self) -> int:
+        """How many things were removed."""
+        return len(self.containers) + len(self.processes) + len(self.directories)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _orphaned(owner: int, everything: bool) -> bool:
+    return everything or (owner != os.getpid() and not _pid_alive(owner))
+
+
+def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupReport:
+    """Remove pixelbox resources whose owning process is dead (or all of them).
+
+    ``everything=True`` also removes resources of live processes other than this one's
+    callers' expectations: use it only when no pixelbox run is active on the machine.
+    """
+    report = CleanupReport()
+    _remove_containers(report, everything)
+    _kill_kernels(report, everything)
+    for entry in Path(tmp).glob(f"{ROOT_PREFIX}*-*"):
+        match = _OWNER.search(str(entry) + "/")
+        if match and entry.is_dir() and _orphaned(int(match.group(1)), everything):
+            shutil.rmtree(entry, ignore_errors=True)
+            report.directories.append(str(entry))
+    return report
+
+
+def _remove_containers(report: CleanupReport, everything: bool) -> None:
+    from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, docker_client
+    from pixelbox.runtime.errors import BackendUnavailable
+
+    try:
+        client = docker_client()
+    except BackendUnavailable as exc:
+        report.errors.append(str(exc))
+        return
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        owner = int(container.labels.get(OWNER_LABEL, "0") or 0)
+        if _orphaned(owner, everything):
+            try:
+                container.remove(force=True)
+                report.containers.append(container.name)
+            except Exception as exc:
+                report.errors.append(f"container {container.name}: {exc}")
+
+
+def _kill_kernels(report: CleanupReport, everything: bool) -> None:
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "pixelbox.kernel" not in cmdline:
+            continue
+        match = _OWNER.search(cmdline)
+        if match and _orphaned(int(match.group(1)), everything):
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                report.processes.append(int(entry.name))
+            except OSError as exc:
+                report.errors.append(f"pid {entry.name}: {exc}")

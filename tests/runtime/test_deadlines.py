@@ -1,0 +1,107 @@
+"""Deadlines and crashes: nothing hangs past timeout + grace, and a dead kernel is replaced."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from pixelbox.runtime import Sandbox
+
+TIMEOUT = 1.5
+GRACE = 1.0
+SLACK = 6.0  # kernel replacement time is allowed on top of timeout + grace
+
+STUCK = {
+    "busy_loop": "while True:\n    pass",
+    "sleep": "import time\ntime.sleep(10**6)",
+    "ignores_sigint": (
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)"
+    ),
+    "swallows_interrupt": (
+        "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass"
+    ),
+    "long_numpy": "import numpy as np\na = np.random.rand(3000, 3000)\nfor _ in range(1000):\n    a = a @ a.T / 3000",
+}
+
+
+@pytest.mark.parametrize("case", list(STUCK))
+def test_stuck_code_ends_within_deadline_and_next_execute_works(backend: dict[str, Any], case: str) -> None:
+    with Sandbox(policy=False, timeout=TIMEOUT, grace=GRACE, **backend) as sb:
+        sb.execute("marker = 'kept'")
+        started = time.monotonic()
+        result = sb.execute(STUCK[case])
+        elapsed = time.monotonic() - started
+        assert result.status == "timeout", result
+        assert elapsed < TIMEOUT + GRACE + SLACK
+        assert result.notices and "deadline" in result.notices[0]
+        after = sb.execute("print('alive')")
+        assert after.status == "ok" and after.stdout == "alive\n"
+        survived = sb.execute("print(marker)")
+        if result.state_lost:
+            assert result.restarted and survived.status == "error"
+        else:
+            assert survived.stdout == "kept\n"
+
+
+def test_interruptible_code_keeps_state(backend: dict[str, Any]) -> None:
+    with Sandbox(timeout=TIMEOUT, grace=GRACE, **backend) as sb:
+        sb.execute("kept = 7")
+        result = sb.execute("while True:\n    pass")
+        assert result.status == "timeout" and not result.state_lost
+        assert result.error is not None and result.error.ename == "KeyboardInterrupt"
+        assert sb.execute("kept").text() == "7"
+
+
+def test_os_exit_is_a_crash_then_a_fresh_kernel(backend: dict[str, Any]) -> None:
+    with Sandbox(policy=False, **backend) as sb:
+        sb.execute("gone = 1")
+        started = time.monotonic()
+        result = sb.execute("import os\nos._exit(3)", timeout=60)
+        assert time.monotonic() - started < 10, "death must be noticed at once, not at the deadline"
+        assert result.status == "crashed"
+        assert result.crash_reason == "exited with code 3"
+        assert result.state_lost
+        after = sb.execute("print('fresh')")
+        assert after.status == "ok" and after.stdout == "fresh\n"
+        assert after.restarted and after.state_lost
+        assert sb.execute("gone").status == "error"
+
+
+def test_segfault_is_a_crash_with_its_signal(backend: dict[str, Any]) -> None:
+    with Sandbox(policy=False, **backend) as sb:
+        result = sb.execute("import ctypes\nctypes.string_at(0)", timeout=60)
+        assert result.status == "crashed"
+        assert result.crash_reason is not None and "SIGSEGV" in result.crash_reason
+        assert sb.execute("1").status == "ok"
+
+
+def test_memory_bomb_is_contained(backend: dict[str, Any]) -> None:
+    with Sandbox(policy=False, memory="400m", **backend) as sb:
+        result = sb.execute("chunks = []\nwhile True:\n    chunks.append(bytearray(50 * 1024 * 1024))", timeout=60)
+        if backend["backend"] == "docker":
+            assert result.status == "crashed", result
+            assert result.crash_reason is not None and "OOM" in result.crash_reason
+        else:
+            assert result.status in ("crashed", "error")
+            if result.status == "error":
+                assert result.error is not None and result.error.ename == "MemoryError"
+        assert sb.execute("print('after bomb')").stdout == "after bomb\n"
+
+
+def test_fork_bomb_is_contained_by_pids_limit(backend: dict[str, Any]) -> None:
+    code = (
+        "import os\nstarted = 0\nerror = None\n"
+        "try:\n    for _ in range(2000):\n        if os.fork() == 0:\n            import time\n"
+        "            time.sleep(30)\n            os._exit(0)\n        started += 1\n"
+        "except OSError as exc:\n    error = type(exc).__name__\n"
+        "print(started, error)"
+    )
+    with Sandbox(policy=False, pids=64, **backend) as sb:
+        result = sb.execute(code, timeout=60)
+        assert result.status == "ok", result
+        started, error = result.stdout.split()
+        assert int(started) < 64
+        assert error in ("BlockingIOError", "OSError", "PermissionError")
+    # closing the sandbox must also reap the sleeping children (checked by the session leak test)

@@ -1,0 +1,58 @@
+"""Options validation and small pure helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from pixelbox.runtime import OptionsError, SandboxOptions
+from pixelbox.runtime.backends.base import describe_exit
+from pixelbox.runtime.outputs import CappedText, strip_ansi
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("backend", "podman", "backend='podman' is not supported"),
+        ("runtime", "kata", "runtime='kata' is not supported"),
+        ("memory", "lots", "is not a size"),
+        ("memory", 0, "must be positive"),
+        ("timeout", -1, "timeout must be a positive number"),
+        ("pids", 5, "too low"),
+        ("network", "bridge", "network='bridge' is not supported"),
+        ("env", {"BAD-NAME": "x"}, "not a valid environment variable name"),
+        ("env", {"N": 3}, "must be a string"),
+        ("env", {"PIXELBOX_X": "1"}, "reserved"),
+    ],
+)
+def test_bad_options_are_rejected_with_a_clear_message(field: str, value: object, message: str) -> None:
+    with pytest.raises(OptionsError, match=message):
+        SandboxOptions(**{field: value})  # type: ignore[arg-type]
+
+
+def test_sizes_are_parsed_and_env_values_are_withheld_from_info() -> None:
+    options = SandboxOptions(memory="1.5g", tmpfs_size="64m", env={"TOKEN": "secret"})
+    assert options.memory == int(1.5 * 1024**3)
+    assert options.tmpfs_size == 64 * 1024**2
+    assert options.to_dict()["env"] == ["TOKEN"]
+    assert "secret" not in str(options.to_dict())
+    assert options.policy_enabled("local") and not options.policy_enabled("docker")
+    assert SandboxOptions(policy=True).policy_enabled("docker")
+
+
+def test_capped_text_keeps_head_and_tail() -> None:
+    sink = CappedText("stdout", 100)
+    for i in range(1000):
+        sink.write(f"{i:04d}\n")
+    text = sink.value()
+    assert text.startswith("0000\n")
+    assert text.endswith("0999\n")
+    assert sink.dropped == 5000 - 100
+    assert "4900 characters of stdout truncated" in text
+
+
+def test_exit_descriptions() -> None:
+    assert describe_exit(3) == "exited with code 3"
+    assert describe_exit(-9) == "killed by signal 9 (SIGKILL)"
+    assert describe_exit(139) == "killed by signal 11 (SIGSEGV)"
+    assert describe_exit(137, oom=True, memory=512 * 1024**2).startswith("OOM-killed")
+    assert strip_ansi("\x1b[0;31mred\x1b[0m") == "red"

@@ -1,0 +1,91 @@
+"""The distribution installs exactly one import name, ``pixelbox``, with every subpackage inside.
+
+``runtime/``, ``tracer/``, ``harness/`` and ``images/`` are mapped onto ``pixelbox.*`` by
+pyproject's package-dir; a wrong mapping would install them as top-level names that clash with
+other projects, and a subpackage missing from the explicit package list would vanish from the
+wheel while still working in the editable checkout. The wheel is built from a copy of the sources
+so concurrent test runs never share build directories.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_DIRS = {
+    "pixelbox": "pixelbox",
+    "runtime": "pixelbox/runtime",
+    "tracer": "pixelbox/tracer",
+    "harness": "pixelbox/harness",
+    "images": "pixelbox/images",
+}
+COPIED_FILES = ("pyproject.toml", "README.md", "LICENSE")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """The files of a wheel freshly built from the current sources, by name."""
+    source = tmp_path_factory.mktemp("source")
+    for name in COPIED_FILES:
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, source / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for directory in SOURCE_DIRS:
+        shutil.copytree(ROOT / directory, source / directory, ignore=ignore)
+    out = tmp_path_factory.mktemp("wheel")
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(out),
+    ]
+    result = subprocess.run([*command, str(source)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, f"building the wheel failed:\n{result.stdout}\n{result.stderr}"
+    (built,) = out.glob("pixelbox-*.whl")
+    with zipfile.ZipFile(built) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_only_pixelbox_is_a_top_level_name(wheel: dict[str, bytes]) -> None:
+    top_level = {name.split("/")[0] for name in wheel if ".dist-info/" not in name}
+    assert top_level == {"pixelbox"}
+
+
+def test_top_level_metadata_names_only_pixelbox(wheel: dict[str, bytes]) -> None:
+    records = [content for name, content in wheel.items() if name.endswith(".dist-info/top_level.txt")]
+    assert [record.decode().split() for record in records] == [["pixelbox"]]
+
+
+@pytest.mark.parametrize("package", ["runtime", "tracer", "harness", "kernel", "images"])
+def test_subpackage_is_inside_pixelbox(wheel: dict[str, bytes], package: str) -> None:
+    assert f"pixelbox/{package}/__init__.py" in wheel
+
+
+def test_every_source_package_is_in_the_wheel(wheel: dict[str, bytes]) -> None:
+    """A package directory missing from pyproject's explicit package list would be dropped here."""
+    missing = []
+    for directory, installed_as in SOURCE_DIRS.items():
+        for init in sorted((ROOT / directory).rglob("__init__.py")):
+            relative = init.relative_to(ROOT / directory).as_posix()
+            if f"{installed_as}/{relative}" not in wheel:
+                missing.append(f"{directory}/{relative}")
+    assert not missing, f"packages not in the wheel (add them to [tool.setuptools] packages): {missing}"
+
+
+def test_kernel_image_recipe_ships_in_the_wheel(wheel: dict[str, bytes]) -> None:
+    """An installed pixelbox can build (and tag) its kernel image: every recipe file is inside."""
+    recipe = sorted(p.name for p in (ROOT / "images" / "kernel").iterdir() if p.is_file())
+    assert "Dockerfile" in recipe
+    missing = [name for name in recipe if f"pixelbox/images/kernel/{name}" not in wheel]
+    assert not missing, f"recipe files missing from the wheel: {missing}"
