@@ -17,7 +17,8 @@ img = Image.open("{path}")
 w, h = img.size
 crop = img.crop((w // 4, h // 4, 3 * w // 4, 3 * h // 4))
 crop.save("crop.png")
-print("input", img.size, "crop", crop.size, "mean red", round(sum(p[0] for p in crop.getdata()) / (crop.width * crop.height), 1))
+red = sum(p[0] for p in crop.getdata()) / (crop.width * crop.height)
+print("input", img.size, "crop", crop.size, "mean red", round(red, 1))
 """
 
 

@@ -6,6 +6,7 @@
         print(result.status, result.text())
 """
 
+from pixelbox.runtime.aio import AsyncSandbox
 from pixelbox.runtime.errors import (
     BackendUnavailable,
     ImageMissing,
@@ -17,9 +18,13 @@ from pixelbox.runtime.errors import (
 )
 from pixelbox.runtime.execution import ErrorInfo, Execution, Output
 from pixelbox.runtime.options import SandboxOptions
+from pixelbox.runtime.pool import PoolExhausted, SandboxPool
 from pixelbox.runtime.sandbox import Sandbox, SandboxInfo
 
 __all__ = [
+    "AsyncSandbox",
+    "PoolExhausted",
+    "SandboxPool",
     "BackendUnavailable",
     "ErrorInfo",
     "Execution",

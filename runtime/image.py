@@ -29,11 +29,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pixelbox.images
-from pixelbox.runtime.errors import PixelboxError
-
 import pixelbox
+import pixelbox.images
 import pixelbox.kernel
+from pixelbox.runtime.errors import PixelboxError
 
 if TYPE_CHECKING:
     import docker

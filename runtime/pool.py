@@ -221,7 +221,5 @@ class SandboxPool:
             if sandbox is None:
                 return
             sandbox.mark_closed()
-            try:
+            with contextlib.suppress(Exception):
                 sandbox.teardown()
-            except Exception:
-                pass

@@ -7,6 +7,7 @@ the kernel see (bind-mounted into containers), so kernels need no network interf
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import secrets
@@ -76,7 +77,7 @@ class Collected:
         data = content.get("data") or {}
         kinds = [kind_of(mime) for mime in data]
         if data and all(kinds):
-            for mime, kind in zip(data, kinds):
+            for mime, kind in zip(data, kinds, strict=False):
                 payload = data[mime]
                 batch = payload if isinstance(payload, list) else [payload]
                 self.records.setdefault(str(kind), []).extend(p for p in batch if isinstance(p, dict))
@@ -113,7 +114,7 @@ class KernelChannel:
 
     def __init__(self, connection: dict[str, Any]) -> None:
         self.client = BlockingKernelClient()
-        self.client.load_connection_info(connection)
+        self.client.load_connection_info(connection)  # type: ignore[arg-type]
         self.client.start_channels(hb=False)
 
     def handshake(self, deadline: float, alive: Callable[[], bool]) -> dict[str, Any]:
@@ -136,14 +137,14 @@ class KernelChannel:
 
     def _iopub_has_parent(self, msg_id: str) -> bool:
         try:
-            msg = self.client.get_iopub_msg(timeout=0.01)
+            msg = self.client.iopub_channel.get_msg(timeout=0.01)
         except queue.Empty:
             return False
         return bool(msg.get("parent_header", {}).get("msg_id") == msg_id)
 
     def _shell_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
         try:
-            msg = self.client.get_shell_msg(timeout=timeout)
+            msg = self.client.shell_channel.get_msg(timeout=timeout)
         except queue.Empty:
             return None
         return msg if msg.get("parent_header", {}).get("msg_id") == msg_id else None
@@ -169,7 +170,7 @@ class KernelChannel:
             if remaining <= 0:
                 return "deadline"
             try:
-                msg = self.client.get_iopub_msg(timeout=min(POLL_SLICE_S, remaining))
+                msg = self.client.iopub_channel.get_msg(timeout=min(POLL_SLICE_S, remaining))
             except queue.Empty:
                 if not alive():
                     return "dead"
@@ -184,7 +185,7 @@ class KernelChannel:
         """Discard pending shell replies so they never pile up."""
         while True:
             try:
-                self.client.get_shell_msg(timeout=0)
+                self.client.shell_channel.get_msg(timeout=0)
             except queue.Empty:
                 return
 
@@ -195,7 +196,5 @@ class KernelChannel:
 
     def close(self) -> None:
         """Close sockets; never raises."""
-        try:
+        with contextlib.suppress(Exception):
             self.client.stop_channels()
-        except Exception:
-            pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import weakref
 from typing import Any
@@ -35,7 +36,5 @@ def close_all() -> None:
     with _lock:
         sandboxes = list(_live)
     for sandbox in sandboxes:
-        try:
+        with contextlib.suppress(Exception):
             sandbox.close()
-        except Exception:
-            pass

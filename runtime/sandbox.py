@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 import time
@@ -96,10 +97,8 @@ class Sandbox:
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     @property
     def closed(self) -> bool:
@@ -144,6 +143,16 @@ class Sandbox:
             self._start_kernel()
 
     @property
+    def connection_info(self) -> dict[str, Any]:
+        """The host's Jupyter connection info for the current kernel (IPC transport).
+
+        For advanced use and benchmarks: a second client can attach to the same kernel. Its
+        messages bypass deadlines and capture, so do not use it to run model code.
+        """
+        self._check_open()
+        return dict(self._connection)
+
+    @property
     def alive(self) -> bool:
         """Whether the kernel is running (cheap; no round trip)."""
         return bool(self._handle and self._handle.alive() and not self._needs_restart)
@@ -177,7 +186,7 @@ class Sandbox:
         ipc = self.layout.ipc
         for stale in ("ready.json", "kernel.json", "config.json"):
             (ipc / stale).unlink(missing_ok=True)
-        connection = write_connection_file(ipc, self.paths.ipc)
+        self._connection = connection = write_connection_file(ipc, self.paths.ipc)
         (ipc / "config.json").write_text(self._kernel_config().to_json())
         deadline = time.monotonic() + self.options.start_timeout
         self._handle = handle = self._backend.start(self.layout, self.options, self._uid)

@@ -9,6 +9,7 @@ A waiter thread blocks on the container's exit so a dead kernel is noticed at on
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import uuid
@@ -25,6 +26,10 @@ CONTAINER_UID = 1000
 IPC_MOUNT = "/pixelbox/ipc"
 WORK_MOUNT = "/workspace"
 INPUTS_MOUNT = "/inputs"
+RUNSC_PIDS_HEADROOM = 64
+"""gVisor's own host threads (sentry, gofer, one stub per guest task on the ptrace platform)
+count against the container's pids cgroup; without headroom a limit of 64 stops the kernel
+from starting at all. Added under runsc so ``pids`` means about the same for model code."""
 _clients: dict[str, Any] = {}
 _clients_lock = threading.Lock()
 
@@ -82,16 +87,12 @@ class DockerHandle(KernelHandle):
         return self._reason
 
     def interrupt(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.container.kill(signal="SIGINT")
-        except Exception:
-            pass
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.container.remove(force=True)
-        except Exception:
-            pass
 
 
 class DockerBackend(Backend):
@@ -166,7 +167,7 @@ class DockerBackend(Backend):
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={int(options.tmpfs_size)},mode=1777"},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            pids_limit=options.pids,
+            pids_limit=options.pids + (RUNSC_PIDS_HEADROOM if self.runtime == "runsc" else 0),
             mem_limit=memory,
             memswap_limit=memory,
             nano_cpus=int(options.cpus * 1e9),

@@ -10,6 +10,7 @@ on by default here for that reason.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import random
@@ -74,22 +75,16 @@ class LocalHandle(KernelHandle):
         return describe_exit(self.proc.poll())
 
     def interrupt(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(self.proc.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         if self.uid is not None:
             self._kill_uid_stragglers()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
 
     def _kill_uid_stragglers(self) -> None:
         """Processes that left the group (setsid, double fork) still carry the kernel's uid."""
@@ -99,10 +94,8 @@ class LocalHandle(KernelHandle):
             if not pids:
                 return
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             time.sleep(0.02)
 
 
@@ -209,10 +202,8 @@ def _confine(options: SandboxOptions, uid: int | None) -> Any:
         if uid is not None:
             unshare(CLONE_NEWNET)
         for which, value in limits:
-            try:
+            with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))
-            except (ValueError, OSError):
-                pass
         if uid is not None:
             os.setgroups([])
             os.setgid(uid)

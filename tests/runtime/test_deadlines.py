@@ -100,8 +100,14 @@ def test_fork_bomb_is_contained_by_pids_limit(backend: dict[str, Any]) -> None:
     )
     with Sandbox(policy=False, pids=64, **backend) as sb:
         result = sb.execute(code, timeout=60)
-        assert result.status == "ok", result
-        started, error = result.stdout.split()
-        assert int(started) < 64
-        assert error in ("BlockingIOError", "OSError", "PermissionError")
+        if backend.get("runtime") == "runsc" and result.status == "crashed":
+            # gVisor maps guest tasks onto host threads of its sentry: hitting the pids limit
+            # takes the whole sandbox down rather than failing fork() (see docs/security.md).
+            assert result.crash_reason
+        else:
+            assert result.status == "ok", result
+            started, error = result.stdout.split()
+            assert int(started) < 64
+            assert error in ("BlockingIOError", "OSError", "PermissionError")
+        assert sb.execute("print('usable')").stdout == "usable\n"
     # closing the sandbox must also reap the sleeping children (checked by the session leak test)

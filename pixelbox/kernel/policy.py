@@ -1,0 +1,170 @@
+"""The restricted-Python policy layer: ``install(shell, section)`` makes every cell run under it.
+
+Installed first of the in-kernel layers (see :mod:`pixelbox.kernel.plugins`). After it:
+
+- every cell is checked and rewritten at compile time (:mod:`pixelbox.kernel.policy_transform`);
+  a violation fails the cell as ``PolicyViolation`` naming rule and line, and nothing in it runs;
+- cells run with a restricted ``__builtins__`` (:mod:`pixelbox.kernel.policy_guards`) whose
+  guards hide '_' attributes, gate modules against the allow-list and hand out ``os``/``io``
+  proxies (:mod:`pixelbox.kernel.policy_modules`);
+- while a cell runs, an audit hook refuses processes, network, ctypes, links, pseudo-file
+  systems and destructive file operations outside writable places, whoever asks
+  (:mod:`pixelbox.kernel.policy_audit`).
+
+It is a layer, not the wall: the container or the local backend's OS limits are what contain
+code that gets past it (see ``docs/policy.md``).
+
+Section keys (all optional): ``enabled`` (read by the plugin loader), ``extra_modules`` and
+``deny_modules`` (lists of dotted module names added to the allow- or deny-list),
+``writable_dirs`` (extra directories where files may be removed or renamed) and
+``reserved_names`` (names model code may read but never bind; default ``["__pbx__"]``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from types import MethodType
+from typing import Any
+
+from pixelbox.kernel import policy_audit
+from pixelbox.kernel.policy_errors import (
+    PolicyAttributeError,
+    PolicyImportError,
+    PolicyPermissionError,
+    PolicyRejection,
+    PolicyViolation,
+)
+from pixelbox.kernel.policy_guards import Guards, build_builtins, guarded_display, make_open, substitutes
+from pixelbox.kernel.policy_modules import (
+    ModuleGate,
+    ModuleRules,
+    make_display_proxy,
+    make_io_proxy,
+    make_os_proxy,
+)
+from pixelbox.kernel.policy_transform import PolicyAstHook
+
+__all__ = [
+    "PolicyAttributeError",
+    "PolicyImportError",
+    "PolicyPermissionError",
+    "PolicyRejection",
+    "PolicySettings",
+    "PolicyViolation",
+    "install",
+]
+
+SECTION_KEYS = frozenset({"enabled", "extra_modules", "deny_modules", "writable_dirs", "reserved_names"})
+SHELL_ENTRIES = ("get_ipython", "exit", "quit", "open")
+"""What IPython puts in the user namespace that would shadow the policy's builtins."""
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """The validated ``policy`` section of the kernel config."""
+
+    extra_modules: tuple[str, ...] = ()
+    deny_modules: tuple[str, ...] = ()
+    writable_dirs: tuple[str, ...] = ()
+    reserved_names: tuple[str, ...] = ("__pbx__",)
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any]) -> PolicySettings:
+        """Validate ``section``; a bad key or value raises ``ValueError`` saying what to fix."""
+        if not isinstance(section, dict):
+            raise ValueError(f"the policy section must be a JSON object, got {type(section).__name__}")
+        unknown = sorted(set(section) - SECTION_KEYS)
+        if unknown:
+            raise ValueError(f"unknown policy section keys {unknown}; known keys are {sorted(SECTION_KEYS)}")
+        values = {key: _names(section, key) for key in SECTION_KEYS - {"enabled"} if key in section}
+        for name in values.get("reserved_names", ()):
+            if not name.startswith("__pbx"):
+                raise ValueError(f"reserved_names may only hold names starting with '__pbx', got {name!r}")
+        return cls(**values)
+
+
+def _names(section: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = section[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"policy section key {key!r} must be a list of non-empty strings, got {value!r}")
+    return tuple(value)
+
+
+class PolicyLayer:
+    """The policy as installed in one shell: its guards, builtins and per-cell bookkeeping."""
+
+    def __init__(self, shell: Any, settings: PolicySettings) -> None:
+        self.shell = shell
+        self.settings = settings
+        rules = ModuleRules(settings.extra_modules, settings.deny_modules)
+        self.open = make_open(policy_audit.check_open_path)
+        display = _ipython_display()
+        proxies = {"os": make_os_proxy(), "io": make_io_proxy(self.open)}
+        if display is not None:
+            proxies["IPython.display"] = make_display_proxy(guarded_display(display))
+        self.gate = ModuleGate(rules, proxies)
+        self.guards = Guards(self.gate, self.is_reserved_object)
+        for original, substitute in substitutes(self.guards):
+            self.guards.substitutes[id(original)] = (original, substitute)
+        self.builtins = build_builtins(self.guards, self.open, display)
+        self.hook = PolicyAstHook(settings.reserved_names)
+        self.shell_entries: dict[str, Any] = {}
+
+    def is_reserved_object(self, obj: Any) -> bool:
+        """Whether ``obj`` is what a reserved name (the recorder) is bound to."""
+        ns = self.shell.user_ns
+        return any(name in ns and ns[name] is obj for name in self.settings.reserved_names)
+
+    def install(self) -> None:
+        """Register the AST hook, the namespace, the audit hook and the per-cell events."""
+        ns = self.shell.user_ns
+        self.shell_entries = {name: ns[name] for name in SHELL_ENTRIES if name in ns}
+        self.enforce()
+        policy_audit.STATE.configure(policy_audit.default_writable(os.getcwd(), self.settings.writable_dirs))
+        policy_audit.install_hook()
+        self.shell.events.register("pre_execute", self.pre_execute)
+        self.shell.events.register("post_execute", self.post_execute)
+
+    def enforce(self) -> None:
+        """(Re)assert the policy on the shell; cheap, so it runs before every cell.
+
+        A namespace reset or anything that removed the AST hook would otherwise leave cells
+        running with the real builtins.
+        """
+        if not any(t is self.hook for t in self.shell.ast_transformers):
+            self.shell.ast_transformers.append(self.hook)
+        for ns in {id(self.shell.user_ns): self.shell.user_ns, id(self.shell.user_global_ns):
+                   self.shell.user_global_ns}.values():
+            if ns.get("__builtins__") is not self.builtins:
+                ns["__builtins__"] = self.builtins
+            for name, value in self.shell_entries.items():
+                if name in ns and _same_entry(ns[name], value):
+                    del ns[name]
+
+    def pre_execute(self) -> None:
+        """Before each execution: re-assert the policy and switch the audit hook on."""
+        self.enforce()
+        policy_audit.begin()
+
+    def post_execute(self) -> None:
+        """After each execution: switch the audit hook off."""
+        policy_audit.end()
+
+
+def _same_entry(current: Any, installed: Any) -> bool:
+    """Whether ``current`` is IPython's entry (bound methods are recreated on each access)."""
+    return current is installed or (isinstance(current, MethodType) and current == installed)
+
+
+def _ipython_display() -> Any:
+    try:
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython hosts the kernel
+        return None
+    return display
+
+
+def install(shell: Any, section: dict[str, Any]) -> None:
+    """Put ``shell`` under the restricted policy described by ``section`` (see module doc)."""
+    PolicyLayer(shell, PolicySettings.from_section(section)).install()
