@@ -23,8 +23,6 @@ from pixelbox.runtime.sandbox import Sandbox, SandboxInfo
 
 __all__ = [
     "AsyncSandbox",
-    "PoolExhausted",
-    "SandboxPool",
     "BackendUnavailable",
     "ErrorInfo",
     "Execution",
@@ -33,9 +31,11 @@ __all__ = [
     "OptionsError",
     "Output",
     "PixelboxError",
+    "PoolExhausted",
     "Sandbox",
     "SandboxClosed",
     "SandboxInfo",
     "SandboxOptions",
+    "SandboxPool",
     "WorkspacePathError",
 ]

@@ -14,6 +14,7 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pixelbox.runtime.backends.cgroups import V1_ROOT as CGROUP_ROOT
 from pixelbox.runtime.workspace import ROOT_PREFIX
 
 _OWNER = re.compile(rf"/{ROOT_PREFIX}(\d+)-")
@@ -61,7 +62,21 @@ def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupRep
         if match and entry.is_dir() and _orphaned(int(match.group(1)), everything):
             shutil.rmtree(entry, ignore_errors=True)
             report.directories.append(str(entry))
+    _remove_cgroups(report, everything)
     return report
+
+
+def _remove_cgroups(report: CleanupReport, everything: bool) -> None:
+    """Empty control groups of dead local kernels (their processes are killed above)."""
+    for group in [*Path(CGROUP_ROOT).glob(f"*/pixelbox/{ROOT_PREFIX}*"), *Path(CGROUP_ROOT).glob(
+            f"pixelbox/{ROOT_PREFIX}*")]:
+        match = _OWNER.search(f"/{group.name}/")
+        if match and _orphaned(int(match.group(1)), everything):
+            try:
+                group.rmdir()
+                report.directories.append(str(group))
+            except OSError as exc:
+                report.errors.append(f"cgroup {group}: {exc.strerror}")
 
 
 def _remove_containers(report: CleanupReport, everything: bool) -> None:

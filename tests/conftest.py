@@ -115,6 +115,10 @@ def find_leaks() -> dict[str, list[str]]:
                 kernels.append(f"{entry.name}: {cmd}")
     if kernels:
         leaks["kernels"] = kernels
+    groups = [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/pixelbox/{ROOT_PREFIX}{pid}-*")]
+    groups += [str(p) for p in Path("/sys/fs/cgroup/pixelbox").glob(f"{ROOT_PREFIX}{pid}-*")]
+    if groups:
+        leaks["cgroups"] = groups
     if _docker_problem("runc") is None:
         from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, docker_client
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox.runtime.backends.base import KERNEL_COMMAND, Backend, KernelHandle, KernelPaths, describe_exit
+from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout
@@ -64,15 +65,20 @@ def interpreter_reachable(python: str, uid: int) -> bool:
 class LocalHandle(KernelHandle):
     """A kernel child process (session leader of its own process group)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], uid: int | None) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], uid: int | None, cgroup: KernelCgroup | None,
+                 limits: list[str], memory: int) -> None:
         self.proc = proc
         self.uid = uid
+        self.cgroup = cgroup
+        self.limits = limits
+        self.memory = memory
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def exit_reason(self) -> str:
-        return describe_exit(self.proc.poll())
+        oom = self.cgroup is not None and self.cgroup.oom_killed()
+        return describe_exit(self.proc.poll(), oom=oom, memory=self.memory)
 
     def interrupt(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -85,6 +91,8 @@ class LocalHandle(KernelHandle):
             self._kill_uid_stragglers()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
     def _kill_uid_stragglers(self) -> None:
         """Processes that left the group (setsid, double fork) still carry the kernel's uid."""
@@ -150,31 +158,37 @@ class LocalBackend(Backend):
                 "(a parent directory is not world-searchable). Create the virtualenv from a system "
                 "interpreter, e.g. `/usr/bin/python3 -m venv .venv` (scripts/setup.sh does this)."
             )
+        cgroup, applied = _make_cgroup(layout, options)
         command = [self.python, *KERNEL_COMMAND, str(layout.ipc)]
-        proc = subprocess.Popen(
-            command,
-            cwd=layout.work,
-            env=self.environment(layout, options),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=open(layout.root / "kernel.log", "ab"),  # noqa: SIM115 - handed to the child
-            start_new_session=True,
-            close_fds=True,
-            preexec_fn=_confine(options, uid),
-        )
-        return LocalHandle(proc, uid)
+        with open(layout.root / "kernel.log", "ab") as log:
+            proc = subprocess.Popen(
+                command,
+                cwd=layout.work,
+                env=self.environment(layout, options),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=_confine(options, uid, cgroup, memory_by_cgroup=_limits_memory(applied)),
+            )
+        return LocalHandle(proc, uid, cgroup, applied, int(options.memory))
 
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
+        assert isinstance(handle, LocalHandle)
         interfaces = ready.get("interfaces") or []
         isolated = interfaces in (["lo"], [])
+        by_cgroup = _limits_memory(handle.limits)
         return {
+            "cgroup_limits": handle.limits,
+            "memory_limit": "cgroup (OOM kill, like a container)" if by_cgroup else "rlimit on address space",
             "container": False,
             "network": "isolated (private network namespace)" if isolated else "NOT isolated: host network",
             "network_isolated": isolated,
             "user": f"uid {ready.get('uid')}" + (" (unprivileged)" if ready.get("uid") else " (root!)"),
             "read_only_root": False,
             "rlimits": {
-                "address_space": int(options.memory),
+                "address_space": None if by_cgroup else int(options.memory),
                 "processes": options.pids,
                 "file_size": int(options.max_file_size),
                 "open_files": options.max_open_files,
@@ -183,22 +197,39 @@ class LocalBackend(Backend):
         }
 
 
-def _confine(options: SandboxOptions, uid: int | None) -> Any:
+def _limits_memory(applied: list[str]) -> bool:
+    return "memory.limit_in_bytes" in applied or "memory.max" in applied
+
+
+def _make_cgroup(layout: Layout, options: SandboxOptions) -> tuple[KernelCgroup | None, list[str]]:
+    if not cgroups_usable():
+        return None, []
+    cgroup = KernelCgroup(layout.root.name, int(options.memory), options.cpus, options.pids)
+    return cgroup, cgroup.create()
+
+
+def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | None, *, memory_by_cgroup: bool) -> Any:
     """Build the pre-exec hook: runs in the child between fork and exec.
 
-    Order matters: the network namespace needs root, so it comes before dropping to ``uid``;
-    RLIMIT_NPROC is per uid, which is why each kernel gets a uid of its own.
+    Order matters: joining cgroups and the network namespace need root, so they come before
+    dropping to ``uid``; RLIMIT_NPROC is per uid, which is why each kernel gets a uid of its
+    own. The address-space rlimit is only a fallback for hosts without a memory cgroup.
     """
     limits = [
-        (resource.RLIMIT_AS, int(options.memory)),
         (resource.RLIMIT_NPROC, options.pids),
         (resource.RLIMIT_FSIZE, int(options.max_file_size)),
         (resource.RLIMIT_NOFILE, options.max_open_files),
         (resource.RLIMIT_CORE, 0),
     ]
+    if not memory_by_cgroup:
+        limits.append((resource.RLIMIT_AS, int(options.memory)))
+    procs_files = cgroup.procs_files() if cgroup is not None else []
     unshare = _libc.unshare
 
     def hook() -> None:
+        for procs in procs_files:
+            with contextlib.suppress(OSError), open(procs, "w") as handle:
+                handle.write(str(os.getpid()))
         if uid is not None:
             unshare(CLONE_NEWNET)
         for which, value in limits:

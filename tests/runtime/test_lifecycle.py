@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_backend
 
 from pixelbox.runtime import AsyncSandbox, Sandbox, SandboxClosed
 from pixelbox.runtime.cleanup import remove_orphans
 from pixelbox.runtime.workspace import ROOT_PREFIX
-from conftest import require_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 
