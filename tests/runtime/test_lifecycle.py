@@ -103,3 +103,38 @@ def test_cleanup_removes_what_a_killed_host_left_behind(backend: dict[str, Any])
     else:
         assert len(report.processes) >= 1
     assert remove_orphans().total() == 0
+
+
+def test_garbage_collection_removes_an_unclosed_sandbox(backend: dict[str, Any]) -> None:
+    import gc
+
+    sb = Sandbox(**backend)
+    root = sb.layout.root
+    container = sb.info.isolation.get("container_id")
+    del sb
+    gc.collect()
+    assert not root.exists()
+    if container:
+        from pixelbox.runtime.backends.docker import docker_client
+
+        assert not docker_client().containers.list(all=True, filters={"id": container})
+
+
+def test_interpreter_exit_removes_unclosed_sandboxes(backend: dict[str, Any]) -> None:
+    out = _run_python(
+        f"""
+        from pixelbox.runtime import Sandbox
+        keep = [Sandbox(**{backend!r}) for _ in range(2)]
+        for sb in keep:
+            sb.execute("x = 1")
+        print(" ".join(str(sb.layout.root) for sb in keep))
+        print(" ".join(str(sb.info.isolation.get("container_id") or "") for sb in keep))
+        """
+    )
+    roots, containers = out.rstrip("\n").split("\n")
+    assert not any(Path(root).exists() for root in roots.split())
+    if backend["backend"] == "docker":
+        from pixelbox.runtime.backends.docker import docker_client
+
+        for cid in containers.split():
+            assert not docker_client().containers.list(all=True, filters={"id": cid})
