@@ -57,8 +57,10 @@ def cmd_smoke(args: argparse.Namespace) -> int:
                     result = sandbox.execute(SMOKE_CODE.format(path=path))
                     saved = len(sandbox.download("crop.png"))
                     net = sandbox.info.isolation.get("network")
-                print(f"[{label}] ready in {ready:.2f}s, status={result.status}, {result.stdout.strip()}, "
-                      f"crop.png {saved} bytes, network: {net}")
+                print(
+                    f"[{label}] ready in {ready:.2f}s, status={result.status}, {result.stdout.strip()}, "
+                    f"crop.png {saved} bytes, network: {net}"
+                )
                 if result.status != "ok":
                     failures += 1
                     print(result.error.traceback if result.error else result.notices)

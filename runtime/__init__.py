@@ -1,9 +1,9 @@
 """pixelbox.runtime: stateful, isolated Jupyter-kernel sandboxes for model-written code.
 
-    from pixelbox.runtime import Sandbox
-    with Sandbox(backend="docker", runtime="runsc") as sb:
-        result = sb.execute("x = 41 + 1; x")
-        print(result.status, result.text())
+from pixelbox.runtime import Sandbox
+with Sandbox(backend="docker", runtime="runsc") as sb:
+    result = sb.execute("x = 41 + 1; x")
+    print(result.status, result.text())
 """
 
 from pixelbox.runtime.aio import AsyncSandbox

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupRep
     report = CleanupReport()
     _remove_containers(report, everything)
     _kill_kernels(report, everything)
+    _wait_gone(report.processes)
     for entry in Path(tmp).glob(f"{ROOT_PREFIX}*-*"):
         match = _OWNER.search(str(entry) + "/")
         if match and entry.is_dir() and _orphaned(int(match.group(1)), everything):
@@ -68,8 +70,10 @@ def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupRep
 
 def _remove_cgroups(report: CleanupReport, everything: bool) -> None:
     """Empty control groups of dead local kernels (their processes are killed above)."""
-    for group in [*Path(CGROUP_ROOT).glob(f"*/pixelbox/{ROOT_PREFIX}*"), *Path(CGROUP_ROOT).glob(
-            f"pixelbox/{ROOT_PREFIX}*")]:
+    for group in [
+        *Path(CGROUP_ROOT).glob(f"*/pixelbox/{ROOT_PREFIX}*"),
+        *Path(CGROUP_ROOT).glob(f"pixelbox/{ROOT_PREFIX}*"),
+    ]:
         match = _OWNER.search(f"/{group.name}/")
         if match and _orphaned(int(match.group(1)), everything):
             try:
@@ -77,6 +81,13 @@ def _remove_cgroups(report: CleanupReport, everything: bool) -> None:
                 report.directories.append(str(group))
             except OSError as exc:
                 report.errors.append(f"cgroup {group}: {exc.strerror}")
+
+
+def _wait_gone(pids: list[int], limit: float = 5.0) -> None:
+    """Wait until killed kernels have exited: a cgroup cannot be removed while it holds a process."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in pids):
+        time.sleep(0.02)
 
 
 def _remove_containers(report: CleanupReport, everything: bool) -> None:

@@ -325,9 +325,7 @@ def _ensure_base(client: docker.DockerClient, log: Callable[[str], None]) -> str
     choice = os.environ.get(BASE_ENV_VAR, "")
     if choice and choice != "debootstrap":
         if not _image_exists(client, choice) and not _try_pull(choice, log):
-            raise ImageBuildError(
-                f"{BASE_ENV_VAR}={choice} names an image that is not present and cannot be pulled"
-            )
+            raise ImageBuildError(f"{BASE_ENV_VAR}={choice} names an image that is not present and cannot be pulled")
         return choice
     if choice != "debootstrap" and (_image_exists(client, PUBLIC_BASE) or _try_pull(PUBLIC_BASE, log)):
         return PUBLIC_BASE

@@ -108,8 +108,10 @@ class SandboxOptions:
             if not isinstance(key, str) or not _ENV_NAME.match(key):
                 raise OptionsError(f"env key {key!r} is not a valid environment variable name")
             if not isinstance(value, str):
-                raise OptionsError(f"env[{key!r}] must be a string (got {type(value).__name__}); the host "
-                                   "environment is never inherited, so pass explicit values")
+                raise OptionsError(
+                    f"env[{key!r}] must be a string (got {type(value).__name__}); the host "
+                    "environment is never inherited, so pass explicit values"
+                )
             if key.startswith("PIXELBOX_"):
                 raise OptionsError(f"env key {key!r} is reserved for pixelbox itself")
 

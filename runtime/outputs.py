@@ -72,9 +72,7 @@ class CappedText:
         return head + self._tail
 
 
-def save_bundle(
-    msg_type: str, content: dict[str, Any], out_dir: Path, stem: str
-) -> Output:
+def save_bundle(msg_type: str, content: dict[str, Any], out_dir: Path, stem: str) -> Output:
     """Build an :class:`Output`, writing binary MIME payloads to ``out_dir`` as files."""
     data: dict[str, Any] = {}
     files: dict[str, str] = {}

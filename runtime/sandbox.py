@@ -76,8 +76,8 @@ class Sandbox:
         self._next_index = 1
         self._ready: dict[str, Any] = {}
         self._backend, self._reason = choose_backend(self.options)
-        self._uid = self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else (
-            self._backend.kernel_uid
+        self._uid = (
+            self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else (self._backend.kernel_uid)
         )
         self.layout = Layout.create(self._uid)
         registry.register(self)
@@ -285,12 +285,23 @@ class Sandbox:
         handle.interrupt()
         end = self._channel.collect(msg_id, into, time.monotonic() + self.options.grace, handle.alive)
         if end == "idle":
-            return "timeout", None, [f"execution exceeded its {timeout:g} s deadline and was interrupted; "
-                                     "variables were kept"], False
+            return (
+                "timeout",
+                None,
+                [f"execution exceeded its {timeout:g} s deadline and was interrupted; variables were kept"],
+                False,
+            )
         self._stop_kernel()
         self._start_kernel()
-        return "timeout", None, [f"execution exceeded its {timeout:g} s deadline and ignored the interrupt; "
-                                 "the kernel was replaced and all variables were lost"], True
+        return (
+            "timeout",
+            None,
+            [
+                f"execution exceeded its {timeout:g} s deadline and ignored the interrupt; "
+                "the kernel was replaced and all variables were lost"
+            ],
+            True,
+        )
 
     def _assemble(self, index: int, status: Status, collected: Collected, duration: float) -> Execution:
         records = collected.records

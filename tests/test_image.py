@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 from conftest import docker_required
+
+import pixelbox
 from pixelbox.runtime.image import (
     BUILD_COMMAND,
     IMAGE_REPOSITORY,
@@ -32,8 +34,6 @@ from pixelbox.runtime.image import (
     recipe_dir,
     stale_images,
 )
-
-import pixelbox
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT_PACKAGES = {
@@ -202,9 +202,7 @@ def probe(request: pytest.FixtureRequest, docker_client: Any, kernel_image: str)
     if runtime == "runsc" and "runsc" not in docker_client.info().get("Runtimes", {}):
         message = "the runsc runtime is not registered with Docker; run `make setup`"
         pytest.fail(message) if docker_required() else pytest.skip(message)
-    output = _run(
-        docker_client, kernel_image, ["python", "-c", PROBE, json.dumps(CONTRACT_PACKAGES)], runtime
-    )
+    output = _run(docker_client, kernel_image, ["python", "-c", PROBE, json.dumps(CONTRACT_PACKAGES)], runtime)
     yield json.loads(output)
 
 
@@ -255,12 +253,8 @@ def test_image_is_tagged_and_labelled_with_the_source_hash(docker_client: Any, k
 
 
 @pytest.mark.docker
-def test_mount_points_exist_and_workspace_belongs_to_the_sandbox(
-    docker_client: Any, kernel_image: str
-) -> None:
-    listing = _run(
-        docker_client, kernel_image, ["stat", "-c", "%n %u", "/workspace", "/inputs", "/pixelbox/ipc"]
-    )
+def test_mount_points_exist_and_workspace_belongs_to_the_sandbox(docker_client: Any, kernel_image: str) -> None:
+    listing = _run(docker_client, kernel_image, ["stat", "-c", "%n %u", "/workspace", "/inputs", "/pixelbox/ipc"])
     assert listing.split("\n")[:3] == ["/workspace 1000", "/inputs 0", "/pixelbox/ipc 1000"]
 
 

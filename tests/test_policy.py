@@ -149,9 +149,12 @@ RUNTIME_ESCAPES = [
     ("open('/proc/self/environ').read()", "denied-path", PermissionError),
     ("import io\nio.open('/proc/self/status')", "denied-path", PermissionError),
     ("import pathlib\npathlib.Path('/sys/kernel/hostname').read_text()", "denied-path", PermissionError),
-    ("import functools\nimport PIL.Image\ndef g():\n    pass\n"
-     "functools.update_wrapper(g, PIL.Image.open, assigned=(), updated=('__globals__',))",
-     "denied-function", PermissionError),
+    (
+        "import functools\nimport PIL.Image\ndef g():\n    pass\n"
+        "functools.update_wrapper(g, PIL.Image.open, assigned=(), updated=('__globals__',))",
+        "denied-function",
+        PermissionError,
+    ),
     ("import typing\ntyping.get_type_hints(len)", "denied-function", PermissionError),
     ("import string\nstring.Formatter", "denied-function", PermissionError),
     ("import numpy as np\nnp.load('x.npy', allow_pickle=True)", "no-pickle", PermissionError),
@@ -210,88 +213,109 @@ def test_policy_survives_a_namespace_reset(shell: InteractiveShell) -> None:
 
 
 def test_pil_crop_rotate_save_and_reopen(shell: InteractiveShell) -> None:
-    size = run_ok(shell, (
-        "from PIL import Image, ImageOps\n"
-        "img = Image.new('RGB', (100, 80), (10, 20, 30))\n"
-        "part = img.crop((10, 10, 50, 40)).rotate(90, expand=True)\n"
-        "ImageOps.mirror(part).save('part.png')\n"
-        "again = Image.open('part.png')\n"
-        "again.size, again.getpixel((0, 0))"
-    ))
+    size = run_ok(
+        shell,
+        (
+            "from PIL import Image, ImageOps\n"
+            "img = Image.new('RGB', (100, 80), (10, 20, 30))\n"
+            "part = img.crop((10, 10, 50, 40)).rotate(90, expand=True)\n"
+            "ImageOps.mirror(part).save('part.png')\n"
+            "again = Image.open('part.png')\n"
+            "again.size, again.getpixel((0, 0))"
+        ),
+    )
     assert size == ((30, 40), (10, 20, 30))
 
 
 def test_numpy_slices_and_augmented_assignment(shell: InteractiveShell) -> None:
-    total = run_ok(shell, (
-        "import numpy as np\n"
-        "a = np.zeros((20, 20), dtype=np.int32)\n"
-        "a[0:10] += 5\n"
-        "a[:, 0] *= 3\n"
-        "a[a > 10] -= 1\n"
-        "int(a.sum())"
-    ))
+    total = run_ok(
+        shell,
+        (
+            "import numpy as np\n"
+            "a = np.zeros((20, 20), dtype=np.int32)\n"
+            "a[0:10] += 5\n"
+            "a[:, 0] *= 3\n"
+            "a[a > 10] -= 1\n"
+            "int(a.sum())"
+        ),
+    )
     assert total == 10 * 19 * 5 + 10 * 14
 
 
 def test_augmented_item_assignment_evaluates_index_once(shell: InteractiveShell) -> None:
-    assert run_ok(shell, (
-        "import numpy as np\n"
-        "arr = np.arange(6)\n"
-        "calls = []\n"
-        "def pick():\n"
-        "    calls.append(1)\n"
-        "    return 2\n"
-        "arr[pick()] += 100\n"
-        "int(arr[2]), len(calls)"
-    )) == (102, 1)
+    assert run_ok(
+        shell,
+        (
+            "import numpy as np\n"
+            "arr = np.arange(6)\n"
+            "calls = []\n"
+            "def pick():\n"
+            "    calls.append(1)\n"
+            "    return 2\n"
+            "arr[pick()] += 100\n"
+            "int(arr[2]), len(calls)"
+        ),
+    ) == (102, 1)
 
 
 def test_cv2_pipeline(shell: InteractiveShell) -> None:
-    shape, peak, kept = run_ok(shell, (
-        "import cv2\nimport numpy as np\n"
-        "bgr = np.zeros((50, 60, 3), np.uint8)\n"
-        "bgr[10:20, 10:30] = 255\n"
-        "gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)\n"
-        "edges = cv2.Canny(cv2.GaussianBlur(gray, (3, 3), 0), 50, 150)\n"
-        "_, mask = cv2.threshold(gray, 127, 255, cv2.THRESH_BINARY)\n"
-        "gray.shape, int(edges.max()), int((mask > 0).sum())"
-    ))
+    shape, peak, kept = run_ok(
+        shell,
+        (
+            "import cv2\nimport numpy as np\n"
+            "bgr = np.zeros((50, 60, 3), np.uint8)\n"
+            "bgr[10:20, 10:30] = 255\n"
+            "gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)\n"
+            "edges = cv2.Canny(cv2.GaussianBlur(gray, (3, 3), 0), 50, 150)\n"
+            "_, mask = cv2.threshold(gray, 127, 255, cv2.THRESH_BINARY)\n"
+            "gray.shape, int(edges.max()), int((mask > 0).sum())"
+        ),
+    )
     assert shape == (50, 60) and peak == 255 and kept == 10 * 20
 
 
 def test_matplotlib_savefig(shell: InteractiveShell) -> None:
-    run_ok(shell, (
-        "import matplotlib.pyplot as plt\n"
-        "fig, ax = plt.subplots()\n"
-        "ax.plot([1, 2, 3], [3, 1, 2])\n"
-        "fig.savefig('plot.png')\n"
-        "plt.close(fig)"
-    ))
+    run_ok(
+        shell,
+        (
+            "import matplotlib.pyplot as plt\n"
+            "fig, ax = plt.subplots()\n"
+            "ax.plot([1, 2, 3], [3, 1, 2])\n"
+            "fig.savefig('plot.png')\n"
+            "plt.close(fig)"
+        ),
+    )
     assert Path("plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_scipy_and_skimage(shell: InteractiveShell) -> None:
-    count, level = run_ok(shell, (
-        "import numpy as np\nimport scipy.ndimage as ndi\nfrom skimage import filters\n"
-        "labels, count = ndi.label(np.array([[1, 0, 1], [0, 0, 0], [1, 1, 0]]))\n"
-        "count, float(filters.threshold_otsu(np.array([[0, 0, 200, 210]], dtype=np.uint8)))"
-    ))
+    count, level = run_ok(
+        shell,
+        (
+            "import numpy as np\nimport scipy.ndimage as ndi\nfrom skimage import filters\n"
+            "labels, count = ndi.label(np.array([[1, 0, 1], [0, 0, 0], [1, 1, 0]]))\n"
+            "count, float(filters.threshold_otsu(np.array([[0, 0, 200, 210]], dtype=np.uint8)))"
+        ),
+    )
     assert count == 3 and 0 <= level < 200
 
 
 def test_classes_with_self_and_state_across_cells(shell: InteractiveShell) -> None:
-    run_ok(shell, (
-        "class Tally:\n"
-        "    kind = 'tally'\n"
-        "    def __init__(self, start):\n"
-        "        self.n = start\n"
-        "    def bump(self, k=1):\n"
-        "        self.n += k\n"
-        "        return self.n\n"
-        "    def __eq__(self, other):\n"
-        "        return isinstance(other, Tally) and other.n == self.n\n"
-        "t = Tally(3)"
-    ))
+    run_ok(
+        shell,
+        (
+            "class Tally:\n"
+            "    kind = 'tally'\n"
+            "    def __init__(self, start):\n"
+            "        self.n = start\n"
+            "    def bump(self, k=1):\n"
+            "        self.n += k\n"
+            "        return self.n\n"
+            "    def __eq__(self, other):\n"
+            "        return isinstance(other, Tally) and other.n == self.n\n"
+            "t = Tally(3)"
+        ),
+    )
     assert run_ok(shell, "t.bump(); t.bump(2), t == Tally(6)") == (6, True)
     assert run_ok(shell, "Tally.kind = 'changed'\nTally.kind") == "changed"
 
@@ -302,52 +326,64 @@ def test_functions_defined_earlier_are_callable_later(shell: InteractiveShell) -
 
 
 def test_comprehensions_generators_and_unpacking(shell: InteractiveShell) -> None:
-    value = run_ok(shell, (
-        "pairs = [(1, 'a'), (2, 'b'), (3, 'c')]\n"
-        "labels = [f'{i}:{n}{s}' for i, (n, s) in enumerate(pairs)]\n"
-        "index = {s: n for n, s in pairs}\n"
-        "odd = {n for n, _ in pairs if n % 2}\n"
-        "def squares(k):\n    for i in range(k):\n        yield i * i\n"
-        "first, *rest = sorted(squares(4), reverse=True)\n"
-        "labels, index['b'], odd, first, rest, sum(n for n, _ in pairs)"
-    ))
+    value = run_ok(
+        shell,
+        (
+            "pairs = [(1, 'a'), (2, 'b'), (3, 'c')]\n"
+            "labels = [f'{i}:{n}{s}' for i, (n, s) in enumerate(pairs)]\n"
+            "index = {s: n for n, s in pairs}\n"
+            "odd = {n for n, _ in pairs if n % 2}\n"
+            "def squares(k):\n    for i in range(k):\n        yield i * i\n"
+            "first, *rest = sorted(squares(4), reverse=True)\n"
+            "labels, index['b'], odd, first, rest, sum(n for n, _ in pairs)"
+        ),
+    )
     assert value == (["0:1a", "1:2b", "2:3c"], 2, {1, 3}, 9, [4, 1, 0], 6)
 
 
 def test_builtins_star_args_and_lambdas(shell: InteractiveShell) -> None:
-    value = run_ok(shell, (
-        "def f(*args, **kwargs):\n    return sum(args) + len(kwargs)\n"
-        "args = (1, 2, 3)\nopts = {'a': 1}\n"
-        "boxes = [(5, 1), (2, 9), (7, 4)]\n"
-        "(f(*args, **opts), sorted(boxes, key=lambda b: b[1])[0], min(3, 1, 2), max([4, 8]), abs(-2),\n"
-        " round(2.567, 2), list(zip('ab', range(2))), isinstance(1.0, float), len(range(5)),\n"
-        " getattr(boxes, 'count')((2, 9)), getattr(boxes, 'missing', 'dflt'), hasattr(boxes, 'append'))"
-    ))
+    value = run_ok(
+        shell,
+        (
+            "def f(*args, **kwargs):\n    return sum(args) + len(kwargs)\n"
+            "args = (1, 2, 3)\nopts = {'a': 1}\n"
+            "boxes = [(5, 1), (2, 9), (7, 4)]\n"
+            "(f(*args, **opts), sorted(boxes, key=lambda b: b[1])[0], min(3, 1, 2), max([4, 8]), abs(-2),\n"
+            " round(2.567, 2), list(zip('ab', range(2))), isinstance(1.0, float), len(range(5)),\n"
+            " getattr(boxes, 'count')((2, 9)), getattr(boxes, 'missing', 'dflt'), hasattr(boxes, 'append'))"
+        ),
+    )
     assert value == (7, (5, 1), 1, 8, 2, 2.57, [("a", 0), ("b", 1)], True, 5, 1, "dflt", True)
 
 
 def test_strings_format_and_fstrings(shell: InteractiveShell) -> None:
-    value = run_ok(shell, (
-        "w, h = 640, 480\n"
-        "box = {'x': 3}\n"
-        "(f'{w}x{h} {w / h:.2f}', '{} px, {:>5}'.format(w, h), '{0[x]} {k}'.format(box, k='v'),\n"
-        " '{x}'.format_map(box), str.format('{}-{}', 1, 2))"
-    ))
+    value = run_ok(
+        shell,
+        (
+            "w, h = 640, 480\n"
+            "box = {'x': 3}\n"
+            "(f'{w}x{h} {w / h:.2f}', '{} px, {:>5}'.format(w, h), '{0[x]} {k}'.format(box, k='v'),\n"
+            " '{x}'.format_map(box), str.format('{}-{}', 1, 2))"
+        ),
+    )
     assert value == ("640x480 1.33", "640 px,   480", "3 v", "3", "1-2")
 
 
 def test_try_except_with_and_files_in_workspace(shell: InteractiveShell) -> None:
-    value = run_ok(shell, (
-        "import os, json\n"
-        "os.makedirs('out/sub', exist_ok=True)\n"
-        "with open(os.path.join('out', 'sub', 'meta.json'), 'w') as fh:\n"
-        "    json.dump({'ok': True}, fh)\n"
-        "try:\n    1 / 0\nexcept ZeroDivisionError as exc:\n    caught = str(exc)\n"
-        "with open('out/sub/meta.json') as fh:\n    meta = json.load(fh)\n"
-        "os.rename('out/sub/meta.json', 'out/meta.json')\n"
-        "os.remove('out/meta.json')\n"
-        "meta, caught, sorted(os.listdir('out')), os.getcwd() == os.path.abspath('.')"
-    ))
+    value = run_ok(
+        shell,
+        (
+            "import os, json\n"
+            "os.makedirs('out/sub', exist_ok=True)\n"
+            "with open(os.path.join('out', 'sub', 'meta.json'), 'w') as fh:\n"
+            "    json.dump({'ok': True}, fh)\n"
+            "try:\n    1 / 0\nexcept ZeroDivisionError as exc:\n    caught = str(exc)\n"
+            "with open('out/sub/meta.json') as fh:\n    meta = json.load(fh)\n"
+            "os.rename('out/sub/meta.json', 'out/meta.json')\n"
+            "os.remove('out/meta.json')\n"
+            "meta, caught, sorted(os.listdir('out')), os.getcwd() == os.path.abspath('.')"
+        ),
+    )
     assert value == ({"ok": True}, "division by zero", ["sub"], True)
 
 
@@ -363,38 +399,47 @@ def test_last_expression_becomes_out(shell: InteractiveShell) -> None:
 
 
 def test_dataclass_io_buffer_and_stdlib(shell: InteractiveShell) -> None:
-    value = run_ok(shell, (
-        "from dataclasses import dataclass\nimport io, re, collections, itertools, math\n"
-        "from PIL import Image\n"
-        "@dataclass\nclass Box:\n    x: int\n    y: int = 2\n"
-        "buf = io.BytesIO()\nImage.new('L', (4, 4)).save(buf, format='PNG')\n"
-        "(Box(1), buf.getvalue()[:4], re.findall(r'\\d+', 'a1b22'),\n"
-        " collections.Counter('aab')['a'], list(itertools.islice(itertools.count(5), 2)), math.floor(2.7))"
-    ))
+    value = run_ok(
+        shell,
+        (
+            "from dataclasses import dataclass\nimport io, re, collections, itertools, math\n"
+            "from PIL import Image\n"
+            "@dataclass\nclass Box:\n    x: int\n    y: int = 2\n"
+            "buf = io.BytesIO()\nImage.new('L', (4, 4)).save(buf, format='PNG')\n"
+            "(Box(1), buf.getvalue()[:4], re.findall(r'\\d+', 'a1b22'),\n"
+            " collections.Counter('aab')['a'], list(itertools.islice(itertools.count(5), 2)), math.floor(2.7))"
+        ),
+    )
     assert repr(value[0]) == "Box(x=1, y=2)"
     assert value[1:] == (b"\x89PNG", ["1", "22"], 2, [5, 6], 2)
 
 
 def test_closures_nonlocal_global_and_walrus(shell: InteractiveShell) -> None:
-    value = run_ok(shell, (
-        "hits = 0\n"
-        "def counter():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n        return n\n"
-        "    return inc\n"
-        "def note():\n    global hits\n    hits += 1\n"
-        "inc = counter(); inc(); note()\n"
-        "[y := 4, y ** 2], inc(), hits"
-    ))
+    value = run_ok(
+        shell,
+        (
+            "hits = 0\n"
+            "def counter():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n        return n\n"
+            "    return inc\n"
+            "def note():\n    global hits\n    hits += 1\n"
+            "inc = counter(); inc(); note()\n"
+            "[y := 4, y ** 2], inc(), hits"
+        ),
+    )
     assert value == ([4, 16], 2, 1)
 
 
 def test_os_proxy_reads_environment_and_paths(shell: InteractiveShell) -> None:
     os.environ["PIXELBOX_POLICY_PROBE"] = "seen"
     try:
-        value = run_ok(shell, (
-            "import os\nimport os.path as osp\nfrom os import path\n"
-            "os.environ.get('PIXELBOX_POLICY_PROBE'), os.getenv('PIXELBOX_POLICY_PROBE'),\\\n"
-            "    osp.join('a', 'b'), path.splitext('x.png')[1], 'PIXELBOX_POLICY_PROBE' in os.environ"
-        ))
+        value = run_ok(
+            shell,
+            (
+                "import os\nimport os.path as osp\nfrom os import path\n"
+                "os.environ.get('PIXELBOX_POLICY_PROBE'), os.getenv('PIXELBOX_POLICY_PROBE'),\\\n"
+                "    osp.join('a', 'b'), path.splitext('x.png')[1], 'PIXELBOX_POLICY_PROBE' in os.environ"
+            ),
+        )
     finally:
         del os.environ["PIXELBOX_POLICY_PROBE"]
     assert value == ("seen", "seen", "a/b", ".png", True)

@@ -134,8 +134,10 @@ class PolicyLayer:
         """
         if not any(t is self.hook for t in self.shell.ast_transformers):
             self.shell.ast_transformers.append(self.hook)
-        for ns in {id(self.shell.user_ns): self.shell.user_ns, id(self.shell.user_global_ns):
-                   self.shell.user_global_ns}.values():
+        for ns in {
+            id(self.shell.user_ns): self.shell.user_ns,
+            id(self.shell.user_global_ns): self.shell.user_global_ns,
+        }.values():
             if ns.get("__builtins__") is not self.builtins:
                 ns["__builtins__"] = self.builtins
             for name, value in self.shell_entries.items():

@@ -23,15 +23,33 @@ from typing import Any
 
 from pixelbox.kernel.policy_errors import PolicyPermissionError
 
-PROCESS_EVENTS = frozenset({
-    "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty", "os.kill", "os.killpg",
-    "subprocess.Popen", "pty.spawn", "os.startfile",
-})
+PROCESS_EVENTS = frozenset(
+    {
+        "os.system",
+        "os.exec",
+        "os.spawn",
+        "os.posix_spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "subprocess.Popen",
+        "pty.spawn",
+        "os.startfile",
+    }
+)
 CODE_EVENTS = frozenset({"code.__new__", "function.__new__"})
 LINK_EVENTS = frozenset({"os.symlink", "os.link"})
-DESTRUCTIVE_EVENTS = frozenset({
-    "os.remove", "os.rmdir", "os.rename", "os.chmod", "os.chown", "shutil.rmtree",
-})
+DESTRUCTIVE_EVENTS = frozenset(
+    {
+        "os.remove",
+        "os.rmdir",
+        "os.rename",
+        "os.chmod",
+        "os.chown",
+        "shutil.rmtree",
+    }
+)
 PSEUDO_FS = ("/proc", "/sys", "/dev")
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
 
@@ -57,10 +75,12 @@ def default_writable(workspace: str, extra: Iterable[str] = ()) -> list[str]:
     """Workspace, temp dir, per-user cache/config (matplotlib keeps its font cache there), extras."""
     home = os.path.expanduser("~")
     return [
-        workspace, tempfile.gettempdir(),
+        workspace,
+        tempfile.gettempdir(),
         os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"),
         os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"),
-        os.environ.get("MPLCONFIGDIR", ""), *extra,
+        os.environ.get("MPLCONFIGDIR", ""),
+        *extra,
     ]
 
 
@@ -104,8 +124,11 @@ def check_open_path(file: Any) -> None:
     if real in HARMLESS_DEVICES:
         return
     if any(real == root or real.startswith(root + "/") for root in PSEUDO_FS):
-        raise _refuse(f"opening {path!r} is not allowed", "denied-path",
-                      "/proc, /sys and /dev hold the system's state, not task data")
+        raise _refuse(
+            f"opening {path!r} is not allowed",
+            "denied-path",
+            "/proc, /sys and /dev hold the system's state, not task data",
+        )
 
 
 def _resolve(path: Any, dir_fd: Any) -> str | None:
@@ -126,8 +149,11 @@ def check_writable(path: Any, dir_fd: Any = None) -> None:
     if real is None:
         return
     if not any(real == root or real.startswith(root + "/") for root in STATE.writable):
-        raise _refuse(f"removing, renaming or changing permissions of {real!r} is not allowed", "denied-path",
-                      "Only files in the workspace and the temporary directory may be changed this way")
+        raise _refuse(
+            f"removing, renaming or changing permissions of {real!r} is not allowed",
+            "denied-path",
+            "Only files in the workspace and the temporary directory may be changed this way",
+        )
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:

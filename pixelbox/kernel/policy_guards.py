@@ -40,9 +40,18 @@ DENIED_ATTRIBUTES = INSPECT_ATTRIBUTES | {"ctypes"}
 FORMAT_METHODS = frozenset({"format", "format_map"})
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
-    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
-    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "<<=": operator.ilshift,
-    ">>=": operator.irshift, "&=": operator.iand, "|=": operator.ior, "^=": operator.ixor,
+    "+=": operator.iadd,
+    "-=": operator.isub,
+    "*=": operator.imul,
+    "/=": operator.itruediv,
+    "//=": operator.ifloordiv,
+    "%=": operator.imod,
+    "**=": operator.ipow,
+    "<<=": operator.ilshift,
+    ">>=": operator.irshift,
+    "&=": operator.iand,
+    "|=": operator.ior,
+    "^=": operator.ixor,
     "@=": operator.imatmul,
 }
 
@@ -203,8 +212,7 @@ class Guards:
         self.model_classes.add(cls)
         return cls
 
-    def import_(self, name: str, globals: Any = None, locals: Any = None,
-                fromlist: Any = (), level: int = 0) -> Any:
+    def import_(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         """``__import__``: allow-listed modules only; ``os``/``io`` come back as proxies.
 
         C code that imports while a cell's frame is the innermost Python frame (numpy loading
@@ -260,12 +268,65 @@ def refusing(name: str, hint: str) -> Callable[..., Any]:
 
 
 SAFE_BUILTINS = (
-    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr", "classmethod",
-    "complex", "dict", "dir", "divmod", "enumerate", "filter", "float", "format", "frozenset", "hash", "hex",
-    "id", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "memoryview", "min", "next",
-    "object", "oct", "ord", "pow", "print", "property", "range", "repr", "reversed", "round", "set", "slice",
-    "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "zip", "NotImplemented", "Ellipsis",
-    "None", "True", "False",
+    "abs",
+    "all",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "complex",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "hash",
+    "hex",
+    "id",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "zip",
+    "NotImplemented",
+    "Ellipsis",
+    "None",
+    "True",
+    "False",
 )
 
 REFUSED_BUILTINS: dict[str, str] = {
@@ -283,22 +344,35 @@ REFUSED_BUILTINS: dict[str, str] = {
 }
 
 
-def build_builtins(guards: Guards, open_function: Callable[..., Any],
-                   display_function: Callable[..., Any] | None) -> dict[str, Any]:
+def build_builtins(
+    guards: Guards, open_function: Callable[..., Any], display_function: Callable[..., Any] | None
+) -> dict[str, Any]:
     """The ``__builtins__`` dict that policy cells run with."""
     table: dict[str, Any] = {name: getattr(builtins, name) for name in SAFE_BUILTINS}
     for name, value in vars(builtins).items():
         if isinstance(value, type) and issubclass(value, BaseException) and not name.startswith("_"):
             table[name] = value
     table.update({name: refusing(name, hint) for name, hint in REFUSED_BUILTINS.items()})
-    table.update({
-        "getattr": guards.getattr, "setattr": guards.setattr, "delattr": guards.delattr,
-        "hasattr": guards.hasattr, "open": open_function,
-        "__import__": guards.import_, "__build_class__": guards.build_class, "__metaclass__": type,
-        "_getattr_": guards.getattr, "_getitem_": guards.getitem, "_getiter_": iter, "_write_": guards.write,
-        "_inplacevar_": guards.inplacevar, "_apply_": guards.apply, "_unpack_sequence_": guards.unpack,
-        "_iter_unpack_sequence_": guards.unpack,
-    })
+    table.update(
+        {
+            "getattr": guards.getattr,
+            "setattr": guards.setattr,
+            "delattr": guards.delattr,
+            "hasattr": guards.hasattr,
+            "open": open_function,
+            "__import__": guards.import_,
+            "__build_class__": guards.build_class,
+            "__metaclass__": type,
+            "_getattr_": guards.getattr,
+            "_getitem_": guards.getitem,
+            "_getiter_": iter,
+            "_write_": guards.write,
+            "_inplacevar_": guards.inplacevar,
+            "_apply_": guards.apply,
+            "_unpack_sequence_": guards.unpack,
+            "_iter_unpack_sequence_": guards.unpack,
+        }
+    )
     if display_function is not None:
         table["display"] = guarded_display(display_function)
     return table
@@ -368,16 +442,22 @@ def _no_pickle(call: Callable[..., Any], position: int) -> Callable[..., Any]:
 def substitutes(guards: Guards) -> list[tuple[Any, Any]]:
     """(library object, what model code gets instead) pairs for the allowed modules."""
 
-    def update_wrapper(wrapper: Any, wrapped: Any, assigned: Any = functools.WRAPPER_ASSIGNMENTS,
-                       updated: Any = functools.WRAPPER_UPDATES) -> Any:
+    def update_wrapper(
+        wrapper: Any,
+        wrapped: Any,
+        assigned: Any = functools.WRAPPER_ASSIGNMENTS,
+        updated: Any = functools.WRAPPER_UPDATES,
+    ) -> Any:
         if not set(assigned) <= set(functools.WRAPPER_ASSIGNMENTS) or not set(updated) <= set(
-                functools.WRAPPER_UPDATES):
+            functools.WRAPPER_UPDATES
+        ):
             what = "functools.update_wrapper/wraps with custom 'assigned' or 'updated' is not allowed"
             raise PolicyPermissionError.build(what, "denied-function")
         return functools.update_wrapper(guards.write(wrapper), wrapped, assigned, updated)
 
-    def wraps(wrapped: Any, assigned: Any = functools.WRAPPER_ASSIGNMENTS,
-              updated: Any = functools.WRAPPER_UPDATES) -> Any:
+    def wraps(
+        wrapped: Any, assigned: Any = functools.WRAPPER_ASSIGNMENTS, updated: Any = functools.WRAPPER_UPDATES
+    ) -> Any:
         return functools.partial(update_wrapper, wrapped=wrapped, assigned=assigned, updated=updated)
 
     evaluates = "It evaluates strings as code"

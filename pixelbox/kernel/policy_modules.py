@@ -17,36 +17,133 @@ from typing import Any
 
 from pixelbox.kernel.policy_errors import PolicyImportError, PolicyPermissionError
 
-ALLOWED_MODULES: frozenset[str] = frozenset({
-    # image and numeric work
-    "numpy", "PIL", "cv2", "scipy", "skimage", "matplotlib", "imageio",
-    # standard library: maths, data, text, time
-    "math", "cmath", "statistics", "random", "fractions", "decimal", "numbers",
-    "json", "csv", "re", "string", "textwrap", "pprint", "base64", "struct", "binascii",
-    "hashlib", "zlib", "colorsys", "array", "time", "datetime", "calendar",
-    # standard library: functional helpers and types
-    "collections", "itertools", "functools", "operator", "copy", "heapq", "bisect",
-    "typing", "dataclasses", "enum", "abc", "contextlib", "warnings",
-    # files (os and io are proxies; destructive operations are checked at run time)
-    "os", "posixpath", "genericpath", "stat", "io", "glob", "fnmatch", "pathlib", "tempfile",
-    # showing results (a proxy: only the display helpers, never the raw publisher)
-    "IPython.display",
-})
+ALLOWED_MODULES: frozenset[str] = frozenset(
+    {
+        # image and numeric work
+        "numpy",
+        "PIL",
+        "cv2",
+        "scipy",
+        "skimage",
+        "matplotlib",
+        "imageio",
+        # standard library: maths, data, text, time
+        "math",
+        "cmath",
+        "statistics",
+        "random",
+        "fractions",
+        "decimal",
+        "numbers",
+        "json",
+        "csv",
+        "re",
+        "string",
+        "textwrap",
+        "pprint",
+        "base64",
+        "struct",
+        "binascii",
+        "hashlib",
+        "zlib",
+        "colorsys",
+        "array",
+        "time",
+        "datetime",
+        "calendar",
+        # standard library: functional helpers and types
+        "collections",
+        "itertools",
+        "functools",
+        "operator",
+        "copy",
+        "heapq",
+        "bisect",
+        "typing",
+        "dataclasses",
+        "enum",
+        "abc",
+        "contextlib",
+        "warnings",
+        # files (os and io are proxies; destructive operations are checked at run time)
+        "os",
+        "posixpath",
+        "genericpath",
+        "stat",
+        "io",
+        "glob",
+        "fnmatch",
+        "pathlib",
+        "tempfile",
+        # showing results (a proxy: only the display helpers, never the raw publisher)
+        "IPython.display",
+    }
+)
 """Default allow-list: what image-processing code needs, nothing that runs processes or code."""
 
-DENIED_MODULES: frozenset[str] = frozenset({
-    "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing",
-    "matplotlib.testing", "matplotlib.animation", "PIL.ImageGrab", "PIL.ImageShow",
-})
+DENIED_MODULES: frozenset[str] = frozenset(
+    {
+        "numpy.ctypeslib",
+        "numpy.f2py",
+        "numpy.distutils",
+        "numpy.testing",
+        "matplotlib.testing",
+        "matplotlib.animation",
+        "PIL.ImageGrab",
+        "PIL.ImageShow",
+    }
+)
 """Submodules of allowed packages that lead to native memory access, compilers or processes."""
 
-OS_ALLOWED: frozenset[str] = frozenset({
-    "path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
-    "getcwd", "chdir", "listdir", "scandir", "walk", "stat", "lstat", "access", "fspath", "fsencode",
-    "fsdecode", "makedirs", "mkdir", "remove", "unlink", "rmdir", "removedirs", "rename", "renames",
-    "replace", "getenv", "cpu_count", "urandom", "getpid", "PathLike", "DirEntry", "stat_result",
-    "error", "F_OK", "R_OK", "W_OK", "X_OK", "SEEK_SET", "SEEK_CUR", "SEEK_END",
-})
+OS_ALLOWED: frozenset[str] = frozenset(
+    {
+        "path",
+        "sep",
+        "altsep",
+        "extsep",
+        "pathsep",
+        "linesep",
+        "curdir",
+        "pardir",
+        "devnull",
+        "name",
+        "getcwd",
+        "chdir",
+        "listdir",
+        "scandir",
+        "walk",
+        "stat",
+        "lstat",
+        "access",
+        "fspath",
+        "fsencode",
+        "fsdecode",
+        "makedirs",
+        "mkdir",
+        "remove",
+        "unlink",
+        "rmdir",
+        "removedirs",
+        "rename",
+        "renames",
+        "replace",
+        "getenv",
+        "cpu_count",
+        "urandom",
+        "getpid",
+        "PathLike",
+        "DirEntry",
+        "stat_result",
+        "error",
+        "F_OK",
+        "R_OK",
+        "W_OK",
+        "X_OK",
+        "SEEK_SET",
+        "SEEK_CUR",
+        "SEEK_END",
+    }
+)
 """The part of ``os`` model code may use; destructive calls are limited to writable places
 by the audit hook (:mod:`pixelbox.kernel.policy_audit`)."""
 
@@ -150,16 +247,29 @@ def make_os_proxy() -> ModuleProxy:
         if attr in OS_ALLOWED:
             return getattr(os, attr)
         what = f"os.{attr} is not available under the pixelbox policy"
-        hint = ("Process, network, signal, permission and file-descriptor functions are blocked; "
-                "os.path, os.listdir, os.makedirs, os.getcwd, os.environ (read) and the like work")
+        hint = (
+            "Process, network, signal, permission and file-descriptor functions are blocked; "
+            "os.path, os.listdir, os.makedirs, os.getcwd, os.environ (read) and the like work"
+        )
         raise PolicyPermissionError.build(what, "denied-os-function", hint)
 
     return ModuleProxy("os", [*OS_ALLOWED, "environ"], lookup)
 
 
-DISPLAY_ALLOWED: frozenset[str] = frozenset({
-    "display", "Image", "HTML", "Markdown", "Math", "Latex", "JSON", "SVG", "Pretty", "clear_output",
-})
+DISPLAY_ALLOWED: frozenset[str] = frozenset(
+    {
+        "display",
+        "Image",
+        "HTML",
+        "Markdown",
+        "Math",
+        "Latex",
+        "JSON",
+        "SVG",
+        "Pretty",
+        "clear_output",
+    }
+)
 
 
 def make_display_proxy(display_function: Callable[..., Any]) -> ModuleProxy:

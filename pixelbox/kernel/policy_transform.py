@@ -31,17 +31,29 @@ SHELL_NAMES = frozenset({"get_ipython"})
 
 # RestrictedPython reports violations as prose; map each kind to a rule name and our wording.
 _RP_MESSAGES: tuple[tuple[str, str, str], ...] = (
-    ('invalid attribute name because it starts with "_"', "no-underscore-attr",
-     "attribute names starting with '_' are not allowed: {name!r}"),
-    ('invalid variable name because it starts with "_"', "no-underscore-name",
-     "names starting with '_' are not allowed: {name!r}"),
+    (
+        'invalid attribute name because it starts with "_"',
+        "no-underscore-attr",
+        "attribute names starting with '_' are not allowed: {name!r}",
+    ),
+    (
+        'invalid variable name because it starts with "_"',
+        "no-underscore-name",
+        "names starting with '_' are not allowed: {name!r}",
+    ),
     ("__roles__", "no-underscore-name", "names ending with '__roles__' are not allowed: {name!r}"),
-    ("forbidden to access in RestrictedPython", "no-frame-access",
-     "{name!r} exposes interpreter frames or code objects and is not allowed"),
+    (
+        "forbidden to access in RestrictedPython",
+        "no-frame-access",
+        "{name!r} exposes interpreter frames or code objects and is not allowed",
+    ),
     ("Exec calls are not allowed", "no-eval-exec", "exec() is not allowed; write the code directly"),
     ("Eval calls are not allowed", "no-eval-exec", "eval() is not allowed; write the expression directly"),
-    ('"*" imports are not allowed', "no-star-import",
-     "'from module import *' is not allowed; import the names you need"),
+    (
+        '"*" imports are not allowed',
+        "no-star-import",
+        "'from module import *' is not allowed; import the names you need",
+    ),
     ("is a reserved name", "reserved-name", "{name!r} is a reserved name and cannot be defined"),
     ("metaclass", "no-metaclass", "the metaclass keyword is not allowed"),
     ("statements are not allowed", "unsupported-syntax", "{node} is not supported under the policy"),
@@ -58,8 +70,9 @@ def classify(info: str) -> tuple[str, str]:
     node = _NODE.search(body)
     for needle, rule, template in _RP_MESSAGES:
         if needle in body:
-            return rule, template.format(name=quoted.group(1) if quoted else "?",
-                                         node=node.group(1) if node else "this statement")
+            return rule, template.format(
+                name=quoted.group(1) if quoted else "?", node=node.group(1) if node else "this statement"
+            )
     return "restricted-syntax", body
 
 
@@ -96,8 +109,9 @@ class PolicyTransformer(RestrictingNodeTransformer):
         if node.id in self.reserved_names and isinstance(node.ctx, ast.Load):
             return node
         if node.id in SHELL_NAMES:
-            self.violation(node, "IPython magics, shell escapes (!cmd) and get_ipython() are not available",
-                           "no-shell-access")
+            self.violation(
+                node, "IPython magics, shell escapes (!cmd) and get_ipython() are not available", "no-shell-access"
+            )
             return node
         if node.id in ("print", "printed") and isinstance(node.ctx, ast.Load):
             return node

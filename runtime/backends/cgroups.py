@@ -30,8 +30,14 @@ class KernelCgroup:
     def _plan(self, memory: int, cpus: float, pids: int) -> dict[str, dict[str, str]]:
         quota = str(int(cpus * CFS_PERIOD_US))
         if self.unified:
-            return {"": {"memory.max": str(memory), "memory.swap.max": "0", "pids.max": str(pids),
-                         "cpu.max": f"{quota} {CFS_PERIOD_US}"}}
+            return {
+                "": {
+                    "memory.max": str(memory),
+                    "memory.swap.max": "0",
+                    "pids.max": str(pids),
+                    "cpu.max": f"{quota} {CFS_PERIOD_US}",
+                }
+            }
         return {
             "memory": {"memory.limit_in_bytes": str(memory), "memory.memsw.limit_in_bytes": str(memory)},
             "cpu": {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": quota},

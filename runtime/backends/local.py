@@ -65,8 +65,14 @@ def interpreter_reachable(python: str, uid: int) -> bool:
 class LocalHandle(KernelHandle):
     """A kernel child process (session leader of its own process group)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], uid: int | None, cgroup: KernelCgroup | None,
-                 limits: list[str], memory: int) -> None:
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        uid: int | None,
+        cgroup: KernelCgroup | None,
+        limits: list[str],
+        memory: int,
+    ) -> None:
         self.proc = proc
         self.uid = uid
         self.cgroup = cgroup

@@ -36,9 +36,7 @@ def test_error_has_plain_traceback_and_state_survives(backend: dict[str, Any]) -
 
 def test_images_are_written_to_files_not_inlined(backend: dict[str, Any]) -> None:
     code = (
-        "from PIL import Image\n"
-        "from IPython.display import display\n"
-        "display(Image.new('RGB', (32, 16), (255, 0, 0)))"
+        "from PIL import Image\nfrom IPython.display import display\ndisplay(Image.new('RGB', (32, 16), (255, 0, 0)))"
     )
     with Sandbox(**backend) as sb:
         result = sb.execute(code)

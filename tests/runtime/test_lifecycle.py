@@ -23,8 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> str:
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, **(env or {})}, cwd=ROOT,
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout

@@ -55,6 +55,8 @@ def test_pool_acquire_waits_for_refill_and_reports_broken_options() -> None:
         assert b is not a and b.alive
         assert time.monotonic() - started < 60
         pool.release(b)
-    with SandboxPool(1, backend="docker", image="pixelbox-kernel:does-not-exist") as broken, \
-            pytest.raises(PoolExhausted, match=r"not built|Docker|cannot start"):
+    with (
+        SandboxPool(1, backend="docker", image="pixelbox-kernel:does-not-exist") as broken,
+        pytest.raises(PoolExhausted, match=r"not built|Docker|cannot start"),
+    ):
         broken.acquire(timeout=30)

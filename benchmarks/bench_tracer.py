@@ -1,0 +1,149 @@
+"""Tracer benchmark: instrumentation time per cell and traced/untraced execution time.
+
+Run on demand (never as a timed test):
+
+    .venv/bin/python benchmarks/bench_tracer.py [--repeat 20] [--json]
+
+Uses the corpus in ``tests/tracer/corpus``: each cell is instrumented uncached (cache cleared
+before every call) and cached, then every corpus file is executed in a real IPython shell with
+the recorder installed, traced and untraced, alternating, and the total times compared.
+Targets (issue 4): p50 <= 10 ms uncached, <= 0.2 ms cached, traced/untraced <= 1.10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "tracer" / "corpus"
+
+
+def cells() -> list[tuple[str, list[str]]]:
+    """(file name, cells) for every runnable corpus file."""
+    out = []
+    for path in sorted([*CORPUS.glob("*.py"), *CORPUS.glob("*.cell")]):
+        chunks = path.read_text().split("# %%\n")
+        out.append((path.stem, chunks))
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def bench_instrument(repeat: int) -> dict[str, float]:
+    from pixelbox.tracer import clear_cache, instrument
+
+    uncached: list[float] = []
+    cached: list[float] = []
+    for _, chunks in cells():
+        for cell in chunks:
+            samples = []
+            for _ in range(repeat):
+                clear_cache()
+                t0 = time.perf_counter()
+                instrument(cell)
+                samples.append(time.perf_counter() - t0)
+            uncached.append(statistics.median(samples))
+            instrument(cell)
+            t0 = time.perf_counter()
+            for _ in range(repeat):
+                instrument(cell)
+            cached.append((time.perf_counter() - t0) / repeat)
+    ms = 1000.0
+    return {
+        "cells": len(uncached),
+        "uncached_p50_ms": percentile(uncached, 0.5) * ms,
+        "uncached_p90_ms": percentile(uncached, 0.9) * ms,
+        "uncached_max_ms": max(uncached) * ms,
+        "cached_p50_ms": percentile(cached, 0.5) * ms,
+        "cached_p90_ms": percentile(cached, 0.9) * ms,
+    }
+
+
+def bench_execution(repeat: int) -> dict[str, Any]:
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    import pixelbox.kernel.recorder as recorder_pkg
+    from pixelbox.tracer import instrument
+    from tests.tracer.conftest import make_test_image
+
+    shell = InteractiveShell.instance()
+    hooks = recorder_pkg.install(shell, {}, publish=lambda kind, payload: None)
+    work = Path(tempfile.mkdtemp(prefix="pbx-bench-"))
+    image = make_test_image(work / "input.png")
+    recorder_pkg.register_root(str(image), 0)
+    os.environ["ORIGINAL_IMAGE_PATH"] = str(image)
+    os.chdir(work)
+
+    def run(chunks: list[str], traced: bool) -> float:
+        out = Path(tempfile.mkdtemp(dir=work))
+        os.environ["PROCESSED_IMAGE_SAVE_PATH"] = str(out)
+        shell.reset(new_session=False)
+        hooks.bind()
+        codes = [instrument(c) for c in chunks]
+        elapsed = 0.0
+        with capture_output():
+            for source, ins in zip(chunks, codes, strict=True):
+                if traced:
+                    hooks.set_original(source)
+                t0 = time.perf_counter()
+                shell.run_cell(ins.code if traced else source)
+                elapsed += time.perf_counter() - t0
+        return elapsed
+
+    per_file: dict[str, float] = {}
+    totals = {"traced": 0.0, "untraced": 0.0}
+    for name, chunks in cells():
+        run(chunks, True)  # warm imports and caches
+        traced_times, plain_times = [], []
+        for _ in range(repeat):
+            plain_times.append(run(chunks, False))
+            traced_times.append(run(chunks, True))
+        t, p = statistics.median(traced_times), statistics.median(plain_times)
+        per_file[name] = t / p if p > 0 else 1.0
+        totals["traced"] += t
+        totals["untraced"] += p
+    ratios = list(per_file.values())
+    return {
+        "total_traced_s": totals["traced"],
+        "total_untraced_s": totals["untraced"],
+        "total_ratio": totals["traced"] / totals["untraced"],
+        "per_file_ratio_p50": percentile(ratios, 0.5),
+        "per_file_ratio_max": max(ratios),
+        "per_file_ratio": per_file,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20, help="repetitions per measurement")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    result = {"instrument": bench_instrument(args.repeat), "execution": bench_execution(max(3, args.repeat // 4))}
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    ins, exe = result["instrument"], result["execution"]
+    print(f"instrumentation over {ins['cells']} corpus cells:")
+    print(f"  uncached p50 {ins['uncached_p50_ms']:.3f} ms  p90 {ins['uncached_p90_ms']:.3f} ms", end="")
+    print(f"  max {ins['uncached_max_ms']:.3f} ms")
+    print(f"  cached   p50 {ins['cached_p50_ms']:.4f} ms  p90 {ins['cached_p90_ms']:.4f} ms")
+    print("execution, traced vs untraced (median per file, summed):")
+    print(f"  total {exe['total_traced_s']:.3f} s vs {exe['total_untraced_s']:.3f} s, ratio {exe['total_ratio']:.3f}")
+    print(f"  per-file ratio p50 {exe['per_file_ratio_p50']:.3f}, max {exe['per_file_ratio_max']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

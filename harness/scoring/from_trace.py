@@ -1,0 +1,162 @@
+"""Adapter from a harness episode trace (``pixelbox.harness.traces``) to ``EpisodeView``.
+
+Reads ``episode_start`` (task, model, mode), each ``action`` with its ``observation`` (an
+``Execution`` for code and kernel-run tools, a web ``ToolResult`` for searches), budget hits and
+``episode_end``. Lineage (the root box each artifact shows) is recomputed from the events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+from pixelbox.harness.traces import Trace, read_trace
+from pixelbox.tracer.events import Event
+
+from . import geometry
+from .episode import Artifact, EpisodeFormatError, EpisodeView, Interaction, Mode, SearchCall, TaskSpec, TracedEvent
+
+MODES: dict[str, Mode] = {"gen": "gen", "code": "gen", "atm": "atm", "atomic": "atm"}
+RECORD_KEYS = frozenset({"v", "seq", "t", "kind", "round", "action_id", "type", "name"})
+
+
+def find_traces(run_dir: Path) -> list[Path]:
+    """Finished or not, every ``episodes/<task_id>.jsonl`` under a run directory, in a stable order."""
+    return sorted(p for p in run_dir.rglob("episodes/*.jsonl") if p.is_file())
+
+
+def episode_from_trace(path: str | Path) -> EpisodeView:
+    """Read one harness trace into the view scoring reads."""
+    trace = read_trace(path)
+    start = next(iter(trace.of_kind("episode_start")), None)
+    if start is None:
+        raise EpisodeFormatError(f"{path}: no episode_start record; is this a pixelbox episode trace?")
+    task = start.get("task") or {}
+    mode = MODES.get(str(start.get("mode")))
+    if mode is None:
+        raise EpisodeFormatError(f"{path}: unknown mode {start.get('mode')!r}; expected one of {sorted(MODES)}")
+    parts = _Parts()
+    observations = {o.get("action_id"): o for o in trace.of_kind("observation")}
+    for n, action in enumerate(trace.of_kind("action")):
+        parts.add(n, action, observations.get(action.get("action_id")) or {})
+    end = next(iter(trace.of_kind("episode_end")), None)
+    return EpisodeView(
+        task=TaskSpec.from_dict(task.get("raw") or task),
+        mode=mode,
+        answer=str((end or {}).get("answer") or ""),
+        interactions=tuple(parts.interactions),
+        events=tuple(parts.events),
+        artifacts=tuple(parts.linked_artifacts()),
+        searches=tuple(parts.searches),
+        root_images=tuple(Path(p) for p in task.get("images") or ()),
+        termination=_termination(trace, end),
+        model=str(start.get("model") or ""),
+    )
+
+
+class _Parts:
+    """Interactions, events, artifacts and searches collected action by action."""
+
+    def __init__(self) -> None:
+        self.interactions: list[Interaction] = []
+        self.events: list[TracedEvent] = []
+        self.artifacts: list[Artifact] = []
+        self.searches: list[SearchCall] = []
+        self._seq_offset = 0
+
+    def add(self, n: int, action: dict[str, Any], observation: dict[str, Any]) -> None:
+        execution = observation.get("execution") if isinstance(observation.get("execution"), dict) else None
+        result = observation.get("tool_result") if isinstance(observation.get("tool_result"), dict) else None
+        kind: Literal["code", "tool"] = "code" if action.get("type") == "code" else "tool"
+        arguments = {k: v for k, v in action.items() if k not in RECORD_KEYS}
+        produced: list[int] = []
+        if execution is not None:
+            self._add_events(n, execution.get("events") or [])
+            produced = self._add_artifacts(n, execution.get("artifacts") or [])
+        if result is not None and execution is None:
+            status = "ok" if result.get("ok") else "error"
+            self.searches.append(
+                SearchCall(
+                    n,
+                    str(result.get("tool") or action.get("name")),
+                    dict(result.get("args") or arguments),
+                    str(result.get("text") or ""),
+                    status,
+                )
+            )
+        status = str(execution.get("status")) if execution else ("ok" if result and result.get("ok") else "error")
+        text = _observation_text(execution, result)
+        self.interactions.append(
+            Interaction(n, kind, str(action.get("name") or kind), arguments, status, tuple(produced), text)
+        )
+
+    def _add_events(self, n: int, raw: list[dict[str, Any]]) -> None:
+        parsed = [Event.from_dict(r) for r in raw]
+        last = self.events[-1].event.seq if self.events else -1
+        if parsed and parsed[0].seq + self._seq_offset <= last:
+            # The kernel restarted and numbering began again: keep chronological order.
+            self._seq_offset = last + 1 - parsed[0].seq
+        for event in parsed:
+            self.events.append(TracedEvent(n, replace(event, seq=event.seq + self._seq_offset)))
+
+    def _add_artifacts(self, n: int, raw: list[dict[str, Any]]) -> list[int]:
+        for record in raw:
+            self.artifacts.append(
+                Artifact(
+                    index=int(record["index"]),
+                    path=Path(record.get("host_path") or record["path"]),
+                    sha256=str(record["sha256"]),
+                    width=int(record["width"]),
+                    height=int(record["height"]),
+                    interaction=n,
+                )
+            )
+        return [int(r["index"]) for r in raw]
+
+    def linked_artifacts(self) -> list[Artifact]:
+        """Artifacts with the save/capture event that made them and the root region they show."""
+        events = [t.event for t in self.events]
+        linked = []
+        for artifact in self.artifacts:
+            save = next(
+                (
+                    e
+                    for e in events
+                    if isinstance(e.artifact, dict) and e.artifact.get("index") == artifact.index and e.inputs
+                ),
+                None,
+            )
+            if save is None:
+                linked.append(artifact)
+                continue
+            root, box, approximate = geometry.image_region(events, save.inputs[0])
+            known = root.startswith("input:")
+            linked.append(
+                replace(
+                    artifact,
+                    event_seq=save.seq,
+                    root=root if known else None,
+                    box_root=box if known else None,
+                    approximate=approximate,
+                )
+            )
+        return linked
+
+
+def _observation_text(execution: dict[str, Any] | None, result: dict[str, Any] | None) -> str:
+    if execution is not None:
+        error = execution.get("error") or {}
+        tail = f"\n{error.get('ename')}: {error.get('evalue')}" if error else ""
+        return f"{execution.get('stdout') or ''}{execution.get('stderr') or ''}{tail}".strip()
+    return str((result or {}).get("text") or "")
+
+
+def _termination(trace: Trace, end: dict[str, Any] | None) -> str:
+    if trace.of_kind("budget_hit"):
+        return "budget"
+    if end is None:
+        return "unfinished"
+    if end.get("answer"):
+        return "answered"
+    return str(end.get("reason") or end.get("status") or "ended")

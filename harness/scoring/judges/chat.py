@@ -1,0 +1,43 @@
+"""A thin client for any OpenAI-compatible chat endpoint (used by the VLM and search judges)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, cast
+
+
+class JudgeEndpointError(RuntimeError):
+    """The judge endpoint could not be reached or answered nonsense; the message says what to check."""
+
+
+class ChatEndpoint:
+    """``model`` at ``base_url`` (default: ``OPENAI_BASE_URL`` or the OpenAI API)."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0):
+        from openai import OpenAI
+
+        if not model:
+            raise ValueError("a judge model name is required, e.g. openai:gpt-4o-mini")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if key is None and base_url is None and not os.environ.get("OPENAI_BASE_URL"):
+            raise JudgeEndpointError("no OPENAI_API_KEY for the judge; set it, or point --judge at a local endpoint")
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self._client = OpenAI(base_url=self.base_url, api_key=key or "unused", timeout=timeout, max_retries=2)
+
+    def complete(self, messages: list[dict[str, Any]], max_tokens: int = 200) -> str:
+        """The first choice's text at temperature 0."""
+        from openai import OpenAIError
+
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model,
+                messages=cast(Any, messages),
+                temperature=0.0,
+                max_tokens=max_tokens,
+            )
+        except OpenAIError as exc:
+            raise JudgeEndpointError(f"judge call to {self.base_url} ({self.model}) failed: {exc}") from exc
+        if not response.choices:
+            raise JudgeEndpointError(f"judge endpoint {self.base_url} returned no choices")
+        return (response.choices[0].message.content or "").strip()

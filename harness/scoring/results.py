@@ -1,0 +1,65 @@
+"""Scored results: per checkpoint and per episode, as plain data for reports."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CheckpointResult:
+    """One checkpoint's verdicts with the evidence behind each.
+
+    ``tool`` is V_tool (or the S/R verdict for those axes), ``true`` is V_true; either is None
+    when it does not apply or could not be judged. ``passed`` combines the ones that apply.
+    """
+
+    checkpoint_id: str
+    axis: str
+    description: str
+    passed: bool | None
+    tool: bool | None = None
+    true: bool | None = None
+    step: int | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FailureLabel:
+    """The dominant failure mode of a failed episode and what decided it."""
+
+    label: str
+    checkpoint_id: str | None
+    evidence: str
+
+
+@dataclass(frozen=True)
+class EpisodeScore:
+    """Every metric of one episode, with checkpoint detail and the failure label when it failed."""
+
+    episode_id: str
+    task_id: str
+    level: int
+    mode: str
+    model: str
+    acc: bool
+    acc_reason: str
+    s: float | None
+    v: float | None
+    v_tool: float | None
+    v_true: float | None
+    calls: int
+    overthink: float | None
+    checkpoints: tuple[CheckpointResult, ...]
+    orders: tuple[dict[str, Any], ...] = ()
+    failure: FailureLabel | None = None
+    termination: str = "answered"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fraction(values: list[bool | None]) -> float | None:
+    """Share of True among the decided values; None when none was decided."""
+    decided = [v for v in values if v is not None]
+    return sum(decided) / len(decided) if decided else None

@@ -1,0 +1,78 @@
+"""PIL: ``Image.Image.save`` and ``Image.open`` redirected, ``Image.show`` captured instead of a viewer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PIL import Image, ImageShow
+
+from pixelbox.kernel.imageio.convert import png_ready
+from pixelbox.kernel.imageio.layer import IOLayer
+from pixelbox.kernel.imageio.patching import Patcher
+
+
+def install(layer: IOLayer, patcher: Patcher) -> None:
+    """Patch PIL's save, open and show entry points."""
+    patcher.replace(Image.Image, "save", lambda original: _save(layer, original))
+    patcher.replace(Image, "open", lambda original: _open(layer, original))
+    patcher.replace(Image.Image, "show", lambda original: _show(layer, original, "PIL.Image.Image.show"))
+    patcher.replace(ImageShow, "show", lambda original: _show(layer, original, "PIL.ImageShow.show"))
+
+
+def capture_shown(layer: IOLayer, image: Image.Image, kind: str, api: str) -> dict[str, Any]:
+    """Write a PIL image that was shown or displayed as a new PNG artifact."""
+
+    def write(path: str) -> None:
+        png_ready(image).save(path, "PNG")
+
+    _, record = layer.capture(
+        asked=None, kind=kind, api=api, ext=".png", write=write, obj=image, pixels=image.width * image.height
+    )
+    return record
+
+
+def _save(layer: IOLayer, original: Any) -> Any:
+    def save(self: Image.Image, fp: Any, format: str | None = None, **params: Any) -> None:
+        target = layer.save_target(fp, format)
+        if target is None:
+            return original(self, fp, format, **params)
+        asked, ext = target
+
+        def write(path: str) -> None:
+            original(self, path, format, **params)
+
+        layer.capture(
+            asked=asked,
+            kind="saved",
+            api="PIL.Image.Image.save",
+            ext=ext,
+            write=write,
+            obj=self,
+            pixels=self.width * self.height,
+        )
+        return None
+
+    return save
+
+
+def _open(layer: IOLayer, original: Any) -> Any:
+    def open_image(fp: Any, mode: str = "r", formats: Any = None) -> Image.Image:
+        asked = layer.read_target(fp)
+        if asked is None:
+            return original(fp, mode, formats)
+        resolution = layer.resolve_read(asked, "PIL.Image.open")
+        with layer.guard():
+            image = original(resolution.path, mode, formats)
+        return layer.loaded(image, resolution)
+
+    return open_image
+
+
+def _show(layer: IOLayer, original: Any, api: str) -> Any:
+    def show(image: Image.Image, title: str | None = None, **options: Any) -> Any:
+        if layer.busy:
+            return original(image, title, **options)
+        capture_shown(layer, image, "shown", api)
+        return True if api == "PIL.ImageShow.show" else None
+
+    return show

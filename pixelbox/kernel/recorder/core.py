@@ -1,0 +1,452 @@
+"""The recorder: the object instrumented cells call (bound as ``__pbx__``) and its event buffer.
+
+Instrumented code calls ``c``/``s``/``sub``/``inv``/``gt``... (see ``pixelbox.tracer.instrument``).
+They return the callee unchanged unless it is an image operation, so ordinary calls run in the
+agent's own frame. Recording never raises into the agent's code: a failure to describe a call
+is counted and reported as a trace problem instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from functools import partial
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
+from typing import Any
+
+import numpy as np
+
+from pixelbox.kernel.recorder.images import Registry, is_image, size_of
+from pixelbox.kernel.recorder.lineage import IDENTITY, Lineage, normalize_box
+from pixelbox.kernel.recorder.ops import OpTable, Spec
+from pixelbox.kernel.recorder.ops.arrays import bitwise_invert, compare, invert_operator, subscript
+from pixelbox.kernel.recorder.ops.base import CHAINED, Args, Observed
+from pixelbox.kernel.recorder.schema import EVENT_VERSION
+
+_MIN_SLICE_SIDE = 4
+MAX_EVENTS_PER_EXECUTION = 20_000
+"""Bound on one execution's batch (a per-pixel slicing loop must not flood the host)."""
+_GEOMETRIC = ("crop", "rotate", "flip", "resize")
+
+
+class Recorder:
+    """Records canonical events for one kernel; one instance per kernel (see ``current()``)."""
+
+    __slots__ = (
+        "__weakref__",
+        "_artifacts_by_path",
+        "_pending_artifacts",
+        "_plain",
+        "_root_paths",
+        "cell_files",
+        "dropped",
+        "events",
+        "exec_index",
+        "internal_errors",
+        "max_events",
+        "problems",
+        "registry",
+        "seq",
+        "table",
+    )
+
+    def __init__(self, max_events: int = MAX_EVENTS_PER_EXECUTION) -> None:
+        if max_events < 1:
+            raise ValueError(f"max_events must be at least 1, got {max_events}")
+        self.max_events = max_events
+        self.dropped = 0
+        self.registry = Registry()
+        self.table = OpTable()
+        self.table.refresh()
+        self._plain = self.table.plain
+        self.exec_index = -1
+        self.seq = 0
+        self.events: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self.internal_errors = 0
+        self._pending_artifacts: dict[str, Any] = {}
+        self._artifacts_by_path: dict[str, Any] = {}
+        self._root_paths: dict[str, str] = {}
+        self.cell_files: dict[str, int] = {}
+        """Compiled cell file name -> execution index, so calls into earlier cells say which cell."""
+
+    # -- execution boundaries ----------------------------------------------------------------
+    def begin(self) -> int:
+        """Start a new execution; returns its index."""
+        self.exec_index += 1
+        self.events = []
+        self.problems = []
+        self.internal_errors = 0
+        self.dropped = 0
+        self.table.refresh()
+        return self.exec_index
+
+    def end(self) -> list[dict[str, Any]]:
+        """Finish the execution: attach pending artifacts, and return its events in order."""
+        for label, artifact in self._pending_artifacts.items():
+            self._append(self._event("io", "pixelbox.capture", None, [label], None, {"action": "capture"}, artifact))
+        self._pending_artifacts = {}
+        self.problems.extend(self.table.replaced())
+        if self.internal_errors:
+            self.problems.append(f"the recorder failed to describe {self.internal_errors} call(s)")
+        if self.dropped:
+            self.problems.append(
+                f"{self.dropped} event(s) beyond the cap of {self.max_events} per execution were dropped"
+            )
+        return self.events
+
+    # -- called by instrumented code ---------------------------------------------------------
+    def c(self, fn: Any, line: int, col: int) -> Any:
+        """Return ``fn``, or a recording stand-in when calling it is an image operation."""
+        t = type(fn)
+        if t is FunctionType:
+            if fn.__code__ in self._plain:
+                return fn
+        elif t is MethodType:
+            func = fn.__func__
+            if type(func) is FunctionType and func.__code__ in self._plain:
+                return fn
+        elif t is type:
+            return self._traced_map(line, col) if fn is map else fn
+        elif t is partial:
+            return self._traced_partial(fn, line, col)
+        elif t is BuiltinFunctionType:
+            bound = fn.__self__
+            if bound is None or type(bound) is ModuleType:
+                if fn in self._plain:
+                    return fn
+            elif (type(bound), fn.__name__) in self._plain:
+                return fn
+        found = self.table.lookup(fn)
+        if found is None:
+            if fn is exec or fn is eval or fn is compile:
+                self.problems.append(f"line {line}: code run through {fn.__name__}() is not traced")
+            else:
+                self.table.remember_plain(fn)
+            return fn
+        spec, bound = found
+        return _Traced(self, fn, spec, bound, line, col, self._cell(sys._getframe(1)))
+
+    def _traced_map(self, line: int, col: int) -> Any:
+        """``map(op, ...)`` calls ``op`` from C code: route each call through :meth:`c`."""
+
+        def traced_map(func: Any, *iterables: Any) -> Any:
+            return map(self.c(func, line, col), *iterables)
+
+        return traced_map
+
+    def _traced_partial(self, fn: partial[Any], line: int, col: int) -> Any:
+        """``partial(op, ...)()`` is the op with its bound arguments first."""
+        inner = self.c(fn.func, line, col)
+        return fn if inner is fn.func else partial(inner, *fn.args, **fn.keywords)
+
+    def s(self, obj: Any, line: int, col: int) -> Any:
+        """Return ``obj``, or a recording stand-in for subscripting an image array."""
+        if type(obj) is np.ndarray and is_image(obj) and min(obj.shape[:2]) >= _MIN_SLICE_SIDE:
+            return _Slicer(self, obj, line, col, self._cell(sys._getframe(1)))
+        return obj
+
+    def sub(self, left: Any, right: Any, line: int, col: int) -> Any:
+        result = left - right
+        if type(result) is np.ndarray:
+            cell = self._cell(sys._getframe(1))
+            self._observe(lambda: invert_operator(left, right, result), "operator.sub", line, col, cell=cell)
+        return result
+
+    def inv(self, value: Any, line: int, col: int) -> Any:
+        result = ~value
+        if type(result) is np.ndarray:
+            cell = self._cell(sys._getframe(1))
+            self._observe(lambda: bitwise_invert(value, result), "operator.invert", line, col, cell=cell)
+        return result
+
+    def gt(self, left: Any, right: Any, line: int, col: int) -> Any:
+        return self._compare(left, right, left > right, ">", line, col)
+
+    def ge(self, left: Any, right: Any, line: int, col: int) -> Any:
+        return self._compare(left, right, left >= right, ">=", line, col)
+
+    def lt(self, left: Any, right: Any, line: int, col: int) -> Any:
+        return self._compare(left, right, left < right, "<", line, col)
+
+    def le(self, left: Any, right: Any, line: int, col: int) -> Any:
+        return self._compare(left, right, left <= right, "<=", line, col)
+
+    def _compare(self, left: Any, right: Any, result: Any, symbol: str, line: int, col: int) -> Any:
+        if type(result) is np.ndarray:
+            api = {">": "operator.gt", ">=": "operator.ge", "<": "operator.lt", "<=": "operator.le"}[symbol]
+            cell = self._cell(sys._getframe(2))
+            self._observe(lambda: compare(left, right, symbol, result), api, line, col, cell=cell)
+        return result
+
+    # -- for the image I/O layer and atomic tools ---------------------------------------------
+    def register_root(self, obj_or_path: Any, key: str | int) -> str:
+        """Declare a task input: an image object, or a path whose loads descend from ``input:K``."""
+        label = key if isinstance(key, str) and ":" in key else f"input:{key}"
+        if is_image(obj_or_path):
+            self.registry.root(obj_or_path, label)
+        else:
+            self._root_paths[_real(obj_or_path)] = label
+        return label
+
+    def link_artifact(self, obj_or_path: Any, artifact: Any) -> None:
+        """Attach a captured artifact to the image (or saved path) it was made from."""
+        if is_image(obj_or_path):
+            label = self.registry.ensure(obj_or_path)
+            for event in reversed(self.events):
+                if event["op"] == "io" and event["inputs"] == [label] and event["artifact"] is None:
+                    event["artifact"] = artifact
+                    return
+            self._pending_artifacts[label] = artifact
+            return
+        path = _real(obj_or_path)
+        for event in reversed(self.events):
+            saved = event["params"].get("path")
+            if event["op"] == "io" and saved is not None and _real(saved) == path and event["artifact"] is None:
+                event["artifact"] = artifact
+                return
+        self._artifacts_by_path[path] = artifact
+
+    def label_of(self, obj: Any) -> str | None:
+        """The id of an image value, if it has one."""
+        return self.registry.label(obj)
+
+    def invoke(self, fn: Any, *args: Any, api: str | None = None, **kwargs: Any) -> Any:
+        """Call ``fn`` and record it like instrumented code would, with no source position."""
+        found = self.table.lookup(fn)
+        if found is None:
+            raise ValueError(f"{fn!r} is not a known image operation, so invoking it would record nothing")
+        spec, bound = found
+        if api is not None:
+            spec = Spec(spec.op, api, spec.describe)
+        return _Traced(self, fn, spec, bound, None, None, None)(*args, **kwargs)
+
+    # -- recording ---------------------------------------------------------------------------
+    def _cell(self, frame: Any) -> int | None:
+        """The execution that compiled ``frame``'s code, when it is an earlier one."""
+        cell = self.cell_files.get(frame.f_code.co_filename)
+        return cell if cell != self.exec_index else None
+
+    def _observe(
+        self,
+        describe: Any,
+        api: str,
+        line: int | None,
+        col: int | None,
+        t0: float | None = None,
+        cell: int | None = None,
+    ) -> None:
+        try:
+            observed = describe()
+            if observed is None:
+                return
+            previous: str | None = None
+            for obs in observed if isinstance(observed, list) else [observed]:
+                obs.inputs = [previous if x is CHAINED else x for x in obs.inputs]
+                previous = self.record(obs, api, line, col, t0, cell=cell)
+        except Exception:
+            self.internal_errors += 1
+
+    def record(
+        self,
+        obs: Observed,
+        api: str,
+        line: int | None,
+        col: int | None,
+        t0: float | None = None,
+        error: Any = None,
+        cell: int | None = None,
+    ) -> str | None:
+        """Turn one observation into an event (for aliases, just share the input's id).
+
+        Returns the output's id.
+        """
+        inputs = [x if isinstance(x, str) else self.registry.ensure(x) for x in obs.inputs if _usable(x)]
+        if obs.op == "alias":
+            if inputs and obs.output is not None:
+                self.registry.bind(obs.output, inputs[0])
+            return inputs[0] if inputs else None
+        output = None
+        if obs.output is not None and error is None:
+            output = self._loaded_root(obs, inputs)
+            if output is None:
+                output = self.registry.fresh(obs.output)
+                self.registry.lineage[output] = self._derive(obs, inputs, output)
+        params = dict(obs.params)
+        if obs.op == "crop" and inputs and "box_px" in params:
+            params.update(self._crop_params(inputs[0], params["box_px"]))
+        elif obs.op in _GEOMETRIC and output is not None and self.registry.lineage[output].approximate:
+            params["approximate"] = True
+        artifact = self._artifact_for(obs)
+        t_ms = round((time.perf_counter() - t0) * 1000, 3) if t0 is not None else 0.0
+        src = {"line": line, "col": col or 0} if line is not None else None
+        if src is not None and cell is not None:
+            src["cell"] = cell
+        self._append(self._event(obs.op, api, src, inputs, output, params, artifact, error, t_ms))
+        return output
+
+    def _loaded_root(self, obs: Observed, inputs: list[str]) -> str | None:
+        """The root id the I/O layer gave an image while it was being loaded (``input:K``)."""
+        if obs.op != "io" or inputs:
+            return None
+        label = self.registry.label(obs.output)
+        lineage = self.registry.lineage.get(label) if label is not None else None
+        return label if lineage is not None and lineage.root == label else None
+
+    def _derive(self, obs: Observed, inputs: list[str], output: str) -> Lineage:
+        out_size = self.registry.sizes[output]
+        if obs.op == "io" and not inputs:
+            root = self._root_paths.get(_real(obs.params.get("path") or ""))
+            return Lineage(root, out_size) if root else Lineage(output, out_size)
+        if not inputs:
+            return Lineage(output, out_size)
+        base = self.registry.lineage.get(inputs[0]) or Lineage(inputs[0], self.registry.sizes[inputs[0]])
+        if obs.geometry is not None:
+            return base.then(obs.geometry, obs.approximate)
+        if out_size == self.registry.sizes.get(inputs[0]):
+            return base.then(IDENTITY, True)
+        return Lineage(output, out_size)
+
+    def _crop_params(self, label: str, box: list[Any]) -> dict[str, Any]:
+        size = self.registry.sizes[label]
+        lineage = self.registry.lineage.get(label) or Lineage(label, size)
+        x0, y0, x1, y1 = (float(v) for v in box)
+        in_root = lineage.box_to_root((x0, y0, x1, y1))
+        params: dict[str, Any] = {
+            "bbox_2d": normalize_box((x0, y0, x1, y1), size),
+            "bbox_2d_root": normalize_box(in_root, lineage.root_size),
+            "root": lineage.root,
+        }
+        if lineage.approximate:
+            params["approximate"] = True
+        return params
+
+    def _artifact_for(self, obs: Observed) -> Any:
+        if obs.op != "io" or obs.params.get("action") != "save":
+            return None
+        path = obs.params.get("path")
+        if path is not None:
+            return self._artifacts_by_path.pop(_real(path), None)
+        return None
+
+    def _event(
+        self,
+        op: str,
+        api: str,
+        src: dict[str, int] | None,
+        inputs: list[str],
+        output: str | None,
+        params: dict[str, Any],
+        artifact: Any = None,
+        error: Any = None,
+        t_ms: float = 0.0,
+    ) -> dict[str, Any]:
+        return {
+            "v": EVENT_VERSION,
+            "seq": 0,
+            "exec": self.exec_index,
+            "op": op,
+            "status": "error" if error is not None else "ok",
+            "api": api,
+            "src": src,
+            "inputs": inputs,
+            "output": output,
+            "params": params,
+            "artifact": artifact,
+            "error": error,
+            "t_ms": t_ms,
+        }
+
+    def _append(self, event: dict[str, Any]) -> None:
+        if len(self.events) >= self.max_events:
+            self.dropped += 1
+            return
+        event["seq"] = self.seq
+        self.seq += 1
+        self.events.append(event)
+
+    def _record_call(
+        self,
+        traced: _Traced,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        result: Any,
+        t0: float,
+        before: tuple[int, int] | None,
+    ) -> None:
+        spec = traced.spec
+        describe = lambda: spec.describe(Args(args, kwargs, result, before))  # noqa: E731
+        self._observe(describe, spec.api, traced.line, traced.col, t0, cell=traced.cell)
+
+    def _record_failure(
+        self, traced: _Traced, args: tuple[Any, ...], kwargs: dict[str, Any], exc: BaseException, t0: float
+    ) -> None:
+        spec = traced.spec
+        error = {"type": type(exc).__name__, "message": str(exc)[:300]}
+        try:
+            described = spec.describe(Args(args, kwargs, None))
+        except Exception:
+            described = None
+        observed = described[0] if isinstance(described, list) else described
+        if observed is None or observed.op == "alias":
+            first = Args(args, kwargs, None).first_image()
+            observed = Observed(spec.op, [first] if first is not None else [], None, {})
+        observed.output = None
+        try:
+            self.record(observed, spec.api, traced.line, traced.col, t0, error, cell=traced.cell)
+        except Exception:
+            self.internal_errors += 1
+
+
+class _Traced:
+    """Stand-in for an image operation: calls it, then records what it did."""
+
+    __slots__ = ("bound", "cell", "col", "fn", "line", "rec", "spec")
+
+    def __init__(
+        self, rec: Recorder, fn: Any, spec: Spec, bound: Any, line: int | None, col: int | None, cell: int | None
+    ) -> None:
+        self.rec, self.fn, self.spec, self.bound = rec, fn, spec, bound
+        self.line, self.col, self.cell = line, col, cell
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        full = (self.bound, *args) if self.bound is not None else args
+        before = size_of(full[0]) if full and self.rec.table.is_inplace(self.spec) and is_image(full[0]) else None
+        t0 = time.perf_counter()
+        try:
+            result = self.fn(*args, **kwargs)
+        except BaseException as exc:
+            self.rec._record_failure(self, full, kwargs, exc, t0)
+            raise
+        self.rec._record_call(self, full, kwargs, result, t0, before)
+        return result
+
+
+class _Slicer:
+    """Stand-in for an image array being subscripted: slices it, then records crops and flips."""
+
+    __slots__ = ("cell", "col", "line", "obj", "rec")
+
+    def __init__(self, rec: Recorder, obj: Any, line: int, col: int, cell: int | None) -> None:
+        self.rec, self.obj, self.line, self.col, self.cell = rec, obj, line, col, cell
+
+    def __getitem__(self, key: Any) -> Any:
+        __tracebackhide__ = True
+        result = self.obj[key]
+        obj = self.obj
+        describe = lambda: subscript(obj, key, result)  # noqa: E731
+        self.rec._observe(describe, "numpy.ndarray.__getitem__", self.line, self.col, cell=self.cell)
+        return result
+
+
+def _usable(value: Any) -> bool:
+    return isinstance(value, str) or (value is not None and is_image(value))
+
+
+def _real(path: Any) -> str:
+    try:
+        return os.path.realpath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return str(path)

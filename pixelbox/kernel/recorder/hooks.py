@@ -1,0 +1,181 @@
+"""Wiring the recorder into an IPython shell: cell boundaries, source lines and tracebacks.
+
+- ``pre_run_cell`` starts an execution and notes the agent's original source, sent by the host
+  in the execute_request metadata under ``pixelbox.original``;
+- the shell's compiler cache is wrapped so the cell's ``linecache`` entry holds the original
+  lines (same count, same numbers), so tracebacks and warnings quote the agent's code;
+- ``showtraceback`` is wrapped to unlink the recorder's own frames from the traceback;
+- ``post_run_cell`` re-binds ``__pbx__`` if the cell removed it (marking the execution tampered)
+  and publishes the execution's events as one batch on the pixelbox channel.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pixelbox.kernel.recorder.core import Recorder
+
+RECORDER_NAME = "__pbx__"
+ORIGINAL_KEY = "pixelbox.original"
+_RECORDER_DIR = str(Path(__file__).resolve().parent)
+_ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in ("c", "s", "sub", "inv", "gt", "ge", "lt", "le")}
+
+Publisher = Callable[[str, Any], None]
+
+
+class ShellHooks:
+    """Connects one :class:`Recorder` to one IPython shell."""
+
+    def __init__(self, shell: Any, recorder: Recorder, publish: Publisher | None = None) -> None:
+        self.shell = shell
+        self.recorder = recorder
+        self.publish = publish or _channel_publish
+        self.original_source: str | None = None
+        self.last_batch: list[dict[str, Any]] = []
+        self.last_problems: list[str] = []
+        self.depth = 0
+        """Nesting of run_cell (cell magics such as %%capture run a cell inside a cell)."""
+
+    def install(self) -> None:
+        self.bind()
+        self.shell.events.register("pre_run_cell", self.pre_run_cell)
+        self.shell.events.register("post_run_cell", self.post_run_cell)
+        self._wrap_compiler_cache()
+        self._wrap_showtraceback()
+
+    def bind(self) -> None:
+        self.shell.user_ns[RECORDER_NAME] = self.recorder
+        hidden = getattr(self.shell, "user_ns_hidden", None)
+        if isinstance(hidden, dict):
+            hidden[RECORDER_NAME] = self.recorder
+
+    # -- events ------------------------------------------------------------------------------
+    def pre_run_cell(self, info: Any = None) -> None:
+        self.depth += 1
+        if self.depth > 1:
+            return
+        problems = self._integrity()
+        self.recorder.begin()
+        self.recorder.problems.extend(problems)
+        self.original_source = self._original_from_parent()
+
+    def post_run_cell(self, result: Any = None) -> None:
+        self.depth = max(0, self.depth - 1)
+        if self.depth > 0:
+            return
+        events = self.recorder.end()
+        problems = list(self.recorder.problems) + self._integrity()
+        self.last_batch, self.last_problems = list(events), problems
+        if events:
+            self.publish("event", events)
+        if problems:
+            self.publish("notice", {"kind": "trace_integrity", "exec": self.recorder.exec_index, "problems": problems})
+
+    def set_original(self, source: str | None) -> None:
+        """Provide the agent's source for the next cell (tests, or hosts without metadata)."""
+        self.original_source = source
+
+    def _integrity(self) -> list[str]:
+        """Restore the recorder binding and methods, describing anything the cell changed."""
+        problems = []
+        if self.shell.user_ns.get(RECORDER_NAME) is not self.recorder:
+            problems.append(f"the cell deleted or rebound {RECORDER_NAME}; ops after that were not recorded")
+            self.bind()
+        for name, method in _ORIGINAL_METHODS.items():
+            if Recorder.__dict__.get(name) is not method:
+                problems.append(f"the recorder method {name!r} was replaced")
+                setattr(Recorder, name, method)
+        return problems
+
+    def _original_from_parent(self) -> str | None:
+        kernel = getattr(self.shell, "kernel", None)
+        parent: Any = None
+        if kernel is not None and hasattr(kernel, "get_parent"):
+            try:
+                parent = kernel.get_parent()
+            except Exception:
+                parent = None
+        metadata = parent.get("metadata", {}) if isinstance(parent, dict) else {}
+        source = metadata.get(ORIGINAL_KEY) if isinstance(metadata, dict) else None
+        return source if isinstance(source, str) else self.original_source
+
+    # -- source lines and tracebacks ---------------------------------------------------------
+    def _wrap_compiler_cache(self) -> None:
+        compiler = self.shell.compile
+        original_cache = compiler.cache
+        hooks = self
+
+        def cache(transformed_code: str, number: int = 0, raw_code: str | None = None) -> str:
+            name: str = original_cache(transformed_code, number, raw_code)
+            hooks.recorder.cell_files[name] = hooks.recorder.exec_index
+            source, hooks.original_source = hooks.original_source, None
+            if source is not None:
+                _show_original(name, transformed_code, source)
+            return name
+
+        compiler.cache = cache
+
+    def _wrap_showtraceback(self) -> None:
+        original_show = self.shell.showtraceback
+
+        def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
+            value = exc_tuple[1] if exc_tuple else _current_exception()
+            if isinstance(value, BaseException):
+                strip_recorder_frames(value)
+            return original_show(exc_tuple, *args, **kwargs)
+
+        self.shell.showtraceback = showtraceback
+
+
+def _show_original(name: str, instrumented: str, original: str) -> None:
+    """Make ``linecache`` quote the original lines when the line structure matches."""
+    lines = [line + "\n" for line in original.splitlines()]
+    if len(lines) != len(instrumented.splitlines()):
+        return
+    entry = linecache.cache.get(name)
+    if entry is not None and len(entry) == 4:
+        _, mtime, _, fullname = entry
+        linecache.cache[name] = (len(original), mtime, lines, fullname)
+
+
+def _current_exception() -> BaseException | None:
+    import sys
+
+    return sys.exc_info()[1]
+
+
+def strip_recorder_frames(exc: BaseException) -> None:
+    """Unlink frames of the recorder's own code from ``exc``'s traceback (and its causes)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.__traceback__ = _without_recorder(current.__traceback__)
+        current = current.__cause__ or current.__context__
+
+
+def _without_recorder(tb: TracebackType | None) -> TracebackType | None:
+    while tb is not None and _is_recorder_frame(tb):
+        tb = tb.tb_next
+    head = tb
+    while tb is not None:
+        nxt = tb.tb_next
+        while nxt is not None and _is_recorder_frame(nxt):
+            nxt = nxt.tb_next
+        tb.tb_next = nxt
+        tb = nxt
+    return head
+
+
+def _is_recorder_frame(tb: TracebackType) -> bool:
+    return tb.tb_frame.f_code.co_filename.startswith(_RECORDER_DIR)
+
+
+def _channel_publish(kind: str, payload: Any) -> None:
+    from pixelbox.kernel.channel import publish
+
+    publish(kind, payload)

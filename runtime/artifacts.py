@@ -1,0 +1,248 @@
+"""Host-side artifacts: the record type and the checks that admit a kernel's image into a result.
+
+The kernel announces each captured image with a record (see ``pixelbox.kernel.imageio``); the
+host never trusts it. :func:`ingest_artifact` re-opens the file from the host's view of the
+workspace without following any symlink, refuses hard links (a hard link could be a host file
+the sandbox was never meant to see), checks the bytes really are an image of sane size, and
+recomputes every fact it reports.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import os
+import stat
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from PIL import Image
+
+MAX_PIXELS = 40_000_000
+"""Default decompression-bomb guard: images with more pixels are rejected before decoding."""
+
+MAX_BYTES = 64 * 1024 * 1024
+"""Default cap on an artifact file's size."""
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"GIF87a", "GIF"),
+    (b"GIF89a", "GIF"),
+    (b"BM", "BMP"),
+    (b"II*\x00", "TIFF"),
+    (b"MM\x00*", "TIFF"),
+    (b"P1", "PPM"),
+    (b"P2", "PPM"),
+    (b"P3", "PPM"),
+    (b"P4", "PPM"),
+    (b"P5", "PPM"),
+    (b"P6", "PPM"),
+)
+
+
+class ArtifactRejected(Exception):
+    """An announced artifact failed a host-side check; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One image produced by model code, as verified by the host.
+
+    ``index`` and ``name`` follow the sandbox profile's numbering; ``relpath`` is the file's
+    place in the workspace and ``host_path`` where the host reads it; ``capture`` is how it
+    was produced (saved / shown / displayed / last_expression); ``asked`` is the path the code
+    used (None for shown images); ``exec_index`` and ``line`` locate the producing code.
+    """
+
+    index: int
+    name: str
+    relpath: str
+    host_path: str
+    kernel_path: str
+    sha256: str
+    size_bytes: int
+    width: int
+    height: int
+    mode: str
+    format: str
+    capture: str
+    asked: str | None
+    api: str
+    exec_index: int | None
+    line: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (inverse of :meth:`from_json`)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Artifact:
+        """Rebuild from :meth:`to_json` output (traces are read back without a live sandbox)."""
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """A path the kernel served or stored somewhere other than where the code asked, and why."""
+
+    op: str
+    api: str
+    asked: str
+    used: str
+    why: str
+    message: str
+    exec_index: int | None
+    line: int | None
+    artifact: int | None = None
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Normalization:
+        """Build from the kernel's ``normalization`` record."""
+        return cls(
+            record["op"],
+            record["api"],
+            record["asked"],
+            record["used"],
+            record["why"],
+            record["message"],
+            record.get("exec"),
+            record.get("line"),
+            record.get("artifact"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (inverse of :meth:`from_json`)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Normalization:
+        """Rebuild from :meth:`to_json` output."""
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+
+
+def ingest_artifact(
+    record: dict[str, Any],
+    workspace_host_dir: Path,
+    *,
+    max_pixels: int = MAX_PIXELS,
+    max_bytes: int = MAX_BYTES,
+) -> Artifact:
+    """Verify the artifact a kernel announced and return the host's own account of it.
+
+    Raises :class:`ArtifactRejected` if the record is malformed, the file is missing, is or
+    sits behind a symlink, has other hard links, is too big, is not an image, is a
+    decompression bomb, or no longer matches the digest the kernel announced.
+    """
+    relpath = _relpath(record)
+    data = read_workspace_file(workspace_host_dir, relpath, max_bytes=max_bytes)
+    sha256 = hashlib.sha256(data).hexdigest()
+    if record.get("sha256") not in (None, sha256):
+        raise ArtifactRejected(f"artifact {relpath!r} changed after the kernel captured it (digest differs)")
+    width, height, mode, fmt = inspect_image(data, relpath, max_pixels=max_pixels)
+    try:
+        return Artifact(
+            index=int(record["index"]),
+            name=str(record["name"]),
+            relpath=relpath,
+            host_path=str(Path(workspace_host_dir, *PurePosixPath(relpath).parts)),
+            kernel_path=str(record.get("path", "")),
+            sha256=sha256,
+            size_bytes=len(data),
+            width=width,
+            height=height,
+            mode=mode,
+            format=fmt,
+            capture=str(record["capture"]),
+            asked=record.get("asked"),
+            api=str(record.get("api", "")),
+            exec_index=record.get("exec"),
+            line=record.get("line"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ArtifactRejected(f"artifact record for {relpath!r} is malformed: {exc!r}") from exc
+
+
+def read_workspace_file(workspace_host_dir: Path, relpath: str, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """Read a regular, singly-linked file below the workspace without following any symlink.
+
+    Each directory component is opened relative to its parent with ``O_NOFOLLOW``, so a
+    symlink anywhere on the way (or swapped in during the walk) fails instead of escaping.
+    """
+    parts = PurePosixPath(relpath).parts
+    fd = os.open(workspace_host_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            fd = _step(fd, part, os.O_RDONLY | os.O_DIRECTORY, relpath)
+        fd = _step(fd, parts[-1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, relpath)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ArtifactRejected(f"artifact {relpath!r} is not a regular file")
+        if info.st_nlink != 1:
+            raise ArtifactRejected(
+                f"artifact {relpath!r} has {info.st_nlink} hard links; only files the kernel wrote itself are accepted"
+            )
+        if info.st_size > max_bytes:
+            raise ArtifactRejected(f"artifact {relpath!r} is {info.st_size} bytes, over the {max_bytes} limit")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise ArtifactRejected(f"artifact {relpath!r} grew past the {max_bytes} byte limit while being read")
+    return data
+
+
+def inspect_image(data: bytes, label: str, *, max_pixels: int = MAX_PIXELS) -> tuple[int, int, str, str]:
+    """``(width, height, mode, format)`` of image bytes, or :class:`ArtifactRejected`."""
+    magic_format = next((fmt for magic, fmt in _MAGIC if data.startswith(magic)), None)
+    if magic_format is None and not (data[:4] == b"RIFF" and data[8:12] == b"WEBP"):
+        raise ArtifactRejected(f"artifact {label!r} is not an image (unrecognized leading bytes {data[:8]!r})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+                if width * height > max_pixels:
+                    raise ArtifactRejected(
+                        f"artifact {label!r} is {width}x{height} = {width * height:,} pixels, over the "
+                        f"{max_pixels:,} pixel limit (decompression-bomb guard)"
+                    )
+                mode, fmt = image.mode, image.format or magic_format or "UNKNOWN"
+                image.verify()
+        except ArtifactRejected:
+            raise
+        except Exception as exc:
+            raise ArtifactRejected(f"artifact {label!r} is not a valid image: {exc}") from exc
+    return width, height, mode, fmt
+
+
+def _relpath(record: dict[str, Any]) -> str:
+    relpath = record.get("relpath")
+    if not isinstance(relpath, str) or not relpath or "\x00" in relpath:
+        raise ArtifactRejected(f"artifact record has no usable 'relpath': {relpath!r}")
+    parts = PurePosixPath(relpath).parts
+    if relpath.startswith("/") or any(part in ("..", ".") for part in parts):
+        raise ArtifactRejected(f"artifact path {relpath!r} must be relative to the workspace, without '..'")
+    return relpath
+
+
+def _step(dir_fd: int, name: str, flags: int, relpath: str) -> int:
+    """Open ``name`` under ``dir_fd`` without following a symlink.
+
+    On success the returned descriptor replaces ``dir_fd``, which is closed; on failure
+    ``dir_fd`` stays open for the caller's cleanup.
+    """
+    try:
+        opened = os.open(name, flags | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ArtifactRejected(f"artifact {relpath!r}: {name!r} is a symlink or not a directory") from exc
+        if exc.errno == errno.ENOENT:
+            raise ArtifactRejected(f"artifact {relpath!r} does not exist in the workspace") from exc
+        raise ArtifactRejected(f"artifact {relpath!r} cannot be opened: {exc.strerror}") from exc
+    os.close(dir_fd)
+    return opened

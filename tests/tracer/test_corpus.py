@@ -1,0 +1,77 @@
+"""The corpus: model-style cells with hand-written expected events; the tracer must match all.
+
+Exact op sequence and source lines, exact pixel boxes, other parameters within tolerance.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pixelbox.tracer import Event, instrument
+from tests.tracer.conftest import Kernelish, corpus_files, split_cells
+
+FILES = corpus_files()
+
+
+def close(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(k in actual and close(actual[k], v) for k, v in expected.items())
+    if isinstance(expected, list):
+        same_length = isinstance(actual, list) and len(actual) == len(expected)
+        return same_length and all(close(a, e) for a, e in zip(actual, expected, strict=True))
+    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        return bool(actual == expected)
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
+        return abs(actual - expected) <= 0.051 + 1e-3 * abs(expected)
+    return False
+
+
+def describe(events: list[dict[str, Any]]) -> str:
+    return "\n".join(f"  {e['op']:<12} line {e['src'] and e['src']['line']} {e['params']}" for e in events)
+
+
+def check_cell(events: list[dict[str, Any]], expected: list[dict[str, Any]], index: int) -> None:
+    """``index`` is the cell's position in its file; ``cell`` in an expectation is the position
+    of the earlier cell that defines the code (the event names that cell's execution)."""
+    ops = [(e["op"], e["src"]["line"] if e["src"] else None) for e in events]
+    want = [(e["op"], e["line"]) for e in expected]
+    assert ops == want, f"op sequence differs; recorded:\n{describe(events)}"
+    for got, exp in zip(events, expected, strict=True):
+        Event.from_dict(got)
+        assert got["status"] == exp.get("status", "ok"), got
+        if "cell" in exp:
+            assert got["src"].get("cell") == got["exec"] - index + exp["cell"], f"src.cell of {got}"
+        else:
+            assert "cell" not in got["src"], got
+        if "error" in exp:
+            assert got["error"]["type"] == exp["error"], got
+        for key, value in exp.get("params", {}).items():
+            assert key in got["params"], f"{got['op']} line {exp['line']}: no param {key!r} in {got['params']}"
+            assert close(got["params"][key], value), f"{got['op']} line {exp['line']}: {key}={got['params'][key]!r}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_corpus_file(path: Path, kernel: Kernelish, sandbox_env: Path) -> None:
+    expected = json.loads(path.with_suffix(".json").read_text())["cells"]
+    cells = split_cells(path.read_text())
+    assert len(cells) == len(expected), "corpus file and its expectations disagree on the number of cells"
+    for index, (source, want) in enumerate(zip(cells, expected, strict=True)):
+        instrumented = instrument(source)
+        if want.get("refused"):
+            assert instrumented.reserved and instrumented.refusal, "reserved names must be flagged"
+            continue
+        assert (instrumented.syntax_error is not None) == bool(want.get("syntax_error"))
+        run = kernel.run(source)
+        error = run.result.error_in_exec or run.result.error_before_exec
+        assert (type(error).__name__ if error else None) == want.get("error"), f"cell {index}: {error!r}"
+        check_cell(run.events, want["events"], index)
+        assert bool(run.problems) == bool(want.get("tampered")), run.problems
+
+
+def test_corpus_is_large_enough() -> None:
+    cells = sum(len(split_cells(p.read_text())) for p in FILES)
+    assert cells >= 40

@@ -1,0 +1,108 @@
+"""The recorder inside a real ipykernel started by ``python -m pixelbox.kernel``.
+
+Checks the host/kernel contract end to end without the runtime: the original source travels in
+the execute_request metadata, events arrive as one display_data batch on iopub, and the error
+reply's traceback quotes the agent's code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from jupyter_client.blocking import BlockingKernelClient
+from jupyter_client.connect import write_connection_file
+
+from pixelbox import __version__
+from pixelbox.kernel import KERNEL_PROTOCOL
+from pixelbox.kernel.channel import kind_of
+from pixelbox.kernel.config import KernelConfig
+from pixelbox.tracer import ORIGINAL_SOURCE_METADATA_KEY, instrument
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingKernelClient]:
+    root = tmp_path_factory.mktemp("kernel")
+    ipc, workspace = root / "ipc", root / "ws"
+    ipc.mkdir()
+    workspace.mkdir()
+    write_connection_file(str(ipc / "kernel.json"), transport="ipc", ip=str(ipc / "k"))
+    config = KernelConfig(str(workspace), str(root), __version__, KERNEL_PROTOCOL, trace={"enabled": True})
+    (ipc / "config.json").write_text(config.to_json())
+    log = (root / "kernel.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "pixelbox.kernel", "--ipc-dir", str(ipc)], stdout=log, stderr=log)
+    deadline = time.monotonic() + 60
+    while not (ipc / "ready.json").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, (root / "kernel.log").read_text()
+        time.sleep(0.05)
+    assert json.loads((ipc / "ready.json").read_text())["problems"] == []
+    kc = BlockingKernelClient()
+    kc.load_connection_file(str(ipc / "kernel.json"))
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    yield kc
+    kc.shutdown()
+    kc.stop_channels()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def execute(kc: BlockingKernelClient, source: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """Run one instrumented cell; return the reply content and pixelbox records by kind."""
+    content = {
+        "code": instrument(source).code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
+    msg = kc.session.msg("execute_request", content, metadata={ORIGINAL_SOURCE_METADATA_KEY: source})
+    kc.shell_channel.send(msg)
+    records: dict[str, list[Any]] = {}
+    while True:
+        out = kc.get_iopub_msg(timeout=60)
+        if out["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
+            continue
+        if out["msg_type"] == "display_data":
+            for mime, payload in out["content"]["data"].items():
+                kind = kind_of(mime)
+                if kind is not None:
+                    records.setdefault(kind, []).append(payload)
+        if out["msg_type"] == "status" and out["content"]["execution_state"] == "idle":
+            break
+    reply = kc.get_shell_msg(timeout=60)
+    return reply["content"], records
+
+
+def test_events_arrive_as_one_batch(client: BlockingKernelClient) -> None:
+    reply, records = execute(
+        client,
+        "from PIL import Image\nimg = Image.new('RGB', (200, 100))\n"
+        "for angle in (90, 180):\n    img = img.rotate(angle, expand=True)\nsmall = img.crop((0, 0, 50, 50))\n",
+    )
+    assert reply["status"] == "ok"
+    assert len(records["event"]) == 1
+    batch = records["event"][0]
+    assert [(e["op"], e["src"]["line"]) for e in batch] == [("rotate", 4), ("rotate", 4), ("crop", 5)]
+
+
+def test_error_reply_quotes_the_agent_code(client: BlockingKernelClient) -> None:
+    source = "from PIL import Image\nimg = Image.new('RGB', (20, 20))\nimg.resize((5, 5), 'bogus')\n"
+    reply, records = execute(client, source)
+    assert reply["status"] == "error" and reply["ename"] == "ValueError"
+    text = ANSI.sub("", "\n".join(reply["traceback"]))
+    assert "img.resize((5, 5), 'bogus')" in text
+    assert "__pbx__" not in text and "pixelbox/kernel/recorder" not in text
+    assert [(e["op"], e["status"]) for e in records["event"][0]] == [("resize", "error")]

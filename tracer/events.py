@@ -1,0 +1,140 @@
+"""The event schema on the host: a typed, validated view of the records the kernel publishes.
+
+The schema is documented in ``docs/events.md``; its constants live in the in-kernel package
+(``pixelbox.kernel.recorder.schema``) so kernel and host cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pixelbox.kernel.recorder.schema import ALL_OPS, EVENT_FIELDS, EVENT_VERSION, OTHER_KINDS, STATUSES, VISUAL_OPS
+
+
+class EventFormatError(ValueError):
+    """A record does not follow the event schema; the message names the field and the fix."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where in the agent's cell the operation was called (1-based line, 0-based column)."""
+
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Event:
+    """One executed operation (see ``docs/events.md``)."""
+
+    seq: int
+    exec: int
+    op: str
+    status: str
+    api: str
+    src: Source | None
+    inputs: tuple[str, ...]
+    output: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+    artifact: Any = None
+    error: dict[str, str] | None = None
+    t_ms: float = 0.0
+    v: int = EVENT_VERSION
+
+    @property
+    def is_visual(self) -> bool:
+        """True for the operations a visual checkpoint can ask for (not io/convert/draw/...)."""
+        return self.op in VISUAL_OPS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "v": self.v,
+            "seq": self.seq,
+            "exec": self.exec,
+            "op": self.op,
+            "status": self.status,
+            "api": self.api,
+            "src": None if self.src is None else {"line": self.src.line, "col": self.src.col},
+            "inputs": list(self.inputs),
+            "output": self.output,
+            "params": self.params,
+            "artifact": self.artifact,
+            "error": self.error,
+            "t_ms": self.t_ms,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Event:
+        """Validate and convert one published record."""
+        if not isinstance(raw, dict):
+            raise EventFormatError(f"an event must be a JSON object, got {type(raw).__name__}")
+        missing = [name for name in EVENT_FIELDS if name not in raw]
+        if missing:
+            raise EventFormatError(f"event is missing field(s) {missing}; every event has {list(EVENT_FIELDS)}")
+        if raw["v"] != EVENT_VERSION:
+            raise EventFormatError(
+                f"event schema version {raw['v']} is not {EVENT_VERSION}; the kernel image and host disagree, "
+                "rebuild the image or upgrade the host"
+            )
+        if raw["op"] not in ALL_OPS:
+            raise EventFormatError(f"unknown op {raw['op']!r}; expected one of {list(ALL_OPS)}")
+        if raw["status"] not in STATUSES:
+            raise EventFormatError(f"unknown status {raw['status']!r}; expected one of {list(STATUSES)}")
+        src = raw["src"]
+        return cls(
+            v=raw["v"],
+            seq=int(raw["seq"]),
+            exec=int(raw["exec"]),
+            op=raw["op"],
+            status=raw["status"],
+            api=str(raw["api"]),
+            src=None if src is None else Source(int(src["line"]), int(src["col"])),
+            inputs=tuple(raw["inputs"]),
+            output=raw["output"],
+            params=dict(raw["params"]),
+            artifact=raw["artifact"],
+            error=raw["error"],
+            t_ms=float(raw["t_ms"]),
+        )
+
+
+def parse_events(records: list[dict[str, Any]]) -> list[Event]:
+    """Validate a batch as published by the kernel (one list per execution)."""
+    return [Event.from_dict(record) for record in records]
+
+
+def same_operation(a: Event, b: Event, tolerance: float = 1e-6) -> bool:
+    """Equal apart from where they came from (``src``, ``api``), timing and position in the trace.
+
+    This is the contract between code mode and atomic mode: the same operation on the same
+    region gives equal events.
+    """
+    return a.op == b.op and a.status == b.status and _close(a.params, b.params, tolerance)
+
+
+def _close(x: Any, y: Any, tolerance: float) -> bool:
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_close(x[k], y[k], tolerance) for k in x)
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        return len(x) == len(y) and all(_close(a, b, tolerance) for a, b in zip(x, y, strict=True))
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool):
+        return abs(float(x) - float(y)) <= tolerance
+    return bool(x == y)
+
+
+__all__ = [
+    "ALL_OPS",
+    "EVENT_VERSION",
+    "OTHER_KINDS",
+    "VISUAL_OPS",
+    "Event",
+    "EventFormatError",
+    "Source",
+    "parse_events",
+    "same_operation",
+]
