@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,17 +16,22 @@ from pixelbox import __version__
 from pixelbox.kernel import KERNEL_PROTOCOL
 from pixelbox.kernel.config import KernelConfig
 from pixelbox.runtime import registry
+from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, ingest_artifact
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
 from pixelbox.runtime.backends.local import LocalBackend
 from pixelbox.runtime.choose import choose_backend
 from pixelbox.runtime.errors import KernelStartError, SandboxClosed, WorkspacePathError
-from pixelbox.runtime.execution import Execution, Status
+from pixelbox.runtime.execution import ErrorInfo, Execution, Status
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.outputs import CappedText
 from pixelbox.runtime.protocol import Collected, KernelChannel, wait_for_ready_file, write_connection_file
 from pixelbox.runtime.workspace import Layout, read_regular_file, resolve_inside
+from pixelbox.tracer.events import Event, EventFormatError
+from pixelbox.tracer.instrumented import ORIGINAL_SOURCE_METADATA_KEY, InstrumentationError, instrument
 
 MAX_DOWNLOAD_BYTES = 512 * 1024**2
+EXEC_METADATA_KEY = "pixelbox.exec"
+"""Execute-request metadata telling the kernel's recorder this execution's index."""
 
 
 @dataclass
@@ -75,6 +81,9 @@ class Sandbox:
         self._needs_restart = False
         self._next_index = 1
         self._ready: dict[str, Any] = {}
+        self._next_artifact: int | None = None
+        self._next_seq = 0
+        """Index the next artifact gets; carried across kernel restarts so nothing is renumbered."""
         self._backend, self._reason = choose_backend(self.options)
         self._uid = (
             self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else (self._backend.kernel_uid)
@@ -172,6 +181,8 @@ class Sandbox:
             io["inputs"] = [
                 {"index": i, "name": name, "path": f"{paths.inputs}/{name}"} for i, name in enumerate(self._input_names)
             ]
+            if self._next_artifact is not None:
+                io["first_index"] = self._next_artifact
         return KernelConfig(
             workspace=paths.workspace,
             inputs_dir=paths.inputs,
@@ -179,7 +190,7 @@ class Sandbox:
             protocol=KERNEL_PROTOCOL,
             policy={"enabled": self.options.policy_enabled(self._backend.name)},
             io=io,
-            trace={"enabled": False},
+            trace={"enabled": self.options.trace},
         )
 
     def _start_kernel(self) -> None:
@@ -235,9 +246,52 @@ class Sandbox:
     # -- execution ---------------------------------------------------------------------------
 
     def execute(self, code: str, *, timeout: float | None = None) -> Execution:
-        """Run ``code`` as the next cell and return what happened (never raises for cell faults)."""
+        """Run ``code`` as the next cell and return what happened (never raises for cell faults).
+
+        With ``options.trace`` the cell is instrumented on the host first (cached by hash) and the
+        agent's own source travels alongside it, so tracebacks quote the agent's code.
+        """
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
+        if not self.options.trace:
+            return self._execute_cell(code, {}, timeout)
+        try:
+            cell = instrument(code)
+        except InstrumentationError as exc:
+            return self._refused(ErrorInfo("InstrumentationError", str(exc), str(exc)))
+        if cell.refusal is not None:
+            return self._refused(ErrorInfo("ReservedNameError", cell.refusal, cell.refusal))
+        result = self._execute_cell(cell.code, {ORIGINAL_SOURCE_METADATA_KEY: code}, timeout)
+        if cell.untraced_lines:
+            lines = ", ".join(map(str, cell.untraced_lines))
+            result.notices.append(f"operations inside f-string fields on line(s) {lines} were not traced")
+        return result
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None) -> Execution:
+        """Run atomic image tool ``name`` in the kernel (atomic mode), like a cell of its own.
+
+        The tool runs through the same recorder and image I/O layer as agent code, so it yields
+        the same canonical events and numbered artifacts. Bad arguments come back as
+        ``status="error"`` with a message saying what is valid; the sandbox keeps working.
+        """
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"tool name must be an identifier, got {name!r}")
+        try:
+            encoded = json.dumps(dict(arguments), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"tool arguments must be JSON-serializable: {exc}") from None
+        code = f"__pbx__.tool({name!r}, {encoded!r})"
+        return self._execute_cell(code, {ORIGINAL_SOURCE_METADATA_KEY: code}, timeout)
+
+    def _refused(self, error: ErrorInfo) -> Execution:
+        """The result for a cell pixelbox would not run: nothing executed, state kept."""
+        with self._lock:
+            self._check_open()
+            index = self._next_index
+            self._next_index += 1
+        return Execution(index=index, status="error", error=error, notices=[f"not run: {error.evalue}"])
+
+    def _execute_cell(self, code: str, metadata: dict[str, Any], timeout: float | None) -> Execution:
         with self._lock:
             self._check_open()
             index = self._next_index
@@ -245,7 +299,10 @@ class Sandbox:
             restarted = self._ensure_kernel()
             started = time.monotonic()
             collected = self._new_collected(index)
-            status, crash_reason, notices, replaced = self._run(code, collected, timeout or self.options.timeout)
+            metadata = {**metadata, EXEC_METADATA_KEY: index}
+            status, crash_reason, notices, replaced = self._run(
+                code, metadata, collected, timeout or self.options.timeout
+            )
             result = self._assemble(index, status, collected, time.monotonic() - started)
             result.crash_reason = crash_reason
             result.notices = notices + result.notices
@@ -271,11 +328,13 @@ class Sandbox:
             index=index,
         )
 
-    def _run(self, code: str, into: Collected, timeout: float) -> tuple[Status, str | None, list[str], bool]:
+    def _run(
+        self, code: str, metadata: dict[str, Any], into: Collected, timeout: float
+    ) -> tuple[Status, str | None, list[str], bool]:
         """Send the cell and wait; on the deadline interrupt, then replace the kernel if needed."""
         assert self._channel is not None and self._handle is not None
         handle = self._handle
-        msg_id = self._channel.send_execute(code)
+        msg_id = self._channel.send_execute(code, metadata)
         end = self._channel.collect(msg_id, into, time.monotonic() + timeout, handle.alive)
         if end == "idle":
             return ("error" if into.error else "ok"), None, [], False
@@ -305,6 +364,8 @@ class Sandbox:
 
     def _assemble(self, index: int, status: Status, collected: Collected, duration: float) -> Execution:
         records = collected.records
+        notices = [str(r.get("text", r.get("message", r))) for r in records.get("notice", [])]
+        artifacts = self._ingest(records.get("artifact", []), index, notices)
         return Execution(
             index=index,
             status=status,
@@ -317,11 +378,48 @@ class Sandbox:
             error=collected.error,
             duration=duration,
             execution_count=collected.execution_count,
-            artifacts=records.get("artifact", []),
-            events=records.get("event", []),
+            artifacts=artifacts,
+            events=self._valid_events(records.get("event", []), notices),
             normalizations=records.get("normalization", []),
-            notices=[str(r.get("text", r)) for r in records.get("notice", [])],
+            notices=notices,
         )
+
+    def _ingest(self, announced: list[dict[str, Any]], index: int, notices: list[str]) -> list[dict[str, Any]]:
+        """Admit the kernel's artifacts only after the host's own checks (no links, real images)."""
+        admitted: list[dict[str, Any]] = []
+        max_pixels = int(dict(self.options.io.get("limits") or {}).get("max_pixels_per_image", MAX_PIXELS))
+        for record in announced:
+            with contextlib.suppress(TypeError, ValueError):
+                self._next_artifact = max(self._next_artifact or 0, int(record.get("index", -1)) + 1)
+            try:
+                artifact = ingest_artifact(record, self.layout.work, max_pixels=max_pixels).to_json()
+                artifact["exec_index"] = index
+                admitted.append(artifact)
+            except ArtifactRejected as exc:
+                notices.append(f"artifact rejected: {exc}")
+        return admitted
+
+    def _valid_events(self, batch: list[dict[str, Any]], notices: list[str]) -> list[dict[str, Any]]:
+        """Events that follow the schema, renumbered into this sandbox's own sequence.
+
+        The kernel numbers executions as the host told it (``pixelbox.exec`` metadata) but counts
+        events from 0 again when it is replaced; the host renumbers them into a sequence that
+        never restarts, so a trace's events stay unique and ordered across kernel restarts. A
+        malformed record is dropped and said so, never trusted.
+        """
+        valid: list[dict[str, Any]] = []
+        for raw in batch:
+            try:
+                event = Event.from_dict(raw).to_dict()
+            except (EventFormatError, KeyError, TypeError, ValueError) as exc:
+                notices.append(f"trace event dropped: {exc}")
+                continue
+            if isinstance(raw.get("src"), dict) and "cell" in raw["src"] and event["src"] is not None:
+                event["src"]["cell"] = raw["src"]["cell"]
+            event["seq"] = self._next_seq
+            self._next_seq += 1
+            valid.append(event)
+        return valid
 
     # -- files ---------------------------------------------------------------------------------
 

@@ -208,6 +208,16 @@ class Recorder:
                 return
         self._artifacts_by_path[path] = artifact
 
+    def tool(self, name: str, arguments_json: str) -> Any:
+        """Run atomic tool ``name`` with its arguments as JSON text (the host's ``Sandbox.call_tool``).
+
+        Prints a summary line and captures the result as the next image; a bad call raises
+        ``ToolError`` saying what is valid. See :mod:`pixelbox.kernel.atomic`.
+        """
+        from pixelbox.kernel.atomic import run_tool
+
+        return run_tool(name, arguments_json)
+
     def label_of(self, obj: Any) -> str | None:
         """The id of an image value, if it has one."""
         return self.registry.label(obj)

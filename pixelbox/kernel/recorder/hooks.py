@@ -21,8 +21,10 @@ from pixelbox.kernel.recorder.core import Recorder
 
 RECORDER_NAME = "__pbx__"
 ORIGINAL_KEY = "pixelbox.original"
+EXEC_KEY = "pixelbox.exec"
+"""Metadata key under which the host sends its own execution index, so events number like results."""
 _RECORDER_DIR = str(Path(__file__).resolve().parent)
-_ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in ("c", "s", "sub", "inv", "gt", "ge", "lt", "le")}
+_ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in ("c", "s", "sub", "inv", "gt", "ge", "lt", "le", "tool")}
 
 Publisher = Callable[[str, Any], None]
 
@@ -61,7 +63,12 @@ class ShellHooks:
         problems = self._integrity()
         self.recorder.begin()
         self.recorder.problems.extend(problems)
-        self.original_source = self._original_from_parent()
+        metadata = self._parent_metadata()
+        host_index = metadata.get(EXEC_KEY)
+        if isinstance(host_index, int) and not isinstance(host_index, bool):
+            self.recorder.exec_index = host_index
+        source = metadata.get(ORIGINAL_KEY)
+        self.original_source = source if isinstance(source, str) else self.original_source
 
     def post_run_cell(self, result: Any = None) -> None:
         self.depth = max(0, self.depth - 1)
@@ -91,7 +98,8 @@ class ShellHooks:
                 setattr(Recorder, name, method)
         return problems
 
-    def _original_from_parent(self) -> str | None:
+    def _parent_metadata(self) -> dict[str, Any]:
+        """The metadata of the execute_request being run (the host's per-cell facts), or {}."""
         kernel = getattr(self.shell, "kernel", None)
         parent: Any = None
         if kernel is not None and hasattr(kernel, "get_parent"):
@@ -100,8 +108,7 @@ class ShellHooks:
             except Exception:
                 parent = None
         metadata = parent.get("metadata", {}) if isinstance(parent, dict) else {}
-        source = metadata.get(ORIGINAL_KEY) if isinstance(metadata, dict) else None
-        return source if isinstance(source, str) else self.original_source
+        return metadata if isinstance(metadata, dict) else {}
 
     # -- source lines and tracebacks ---------------------------------------------------------
     def _wrap_compiler_cache(self) -> None:

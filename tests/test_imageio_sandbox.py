@@ -1,0 +1,58 @@
+"""The image I/O conformance corpus on every backend, through ``Sandbox.execute``.
+
+Same styles and expectations as the in-process suite (``test_imageio_styles.py``), but each
+cell is traced, sent over the Jupyter protocol to a real kernel (local, docker runc, docker
+runsc) and its artifacts pass the host's own checks before they appear in the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from imageio_shell import task_image
+from imageio_styles import MULTI_IMAGE_STYLES, STYLES, Style, actual_artifacts, actual_normalizations
+
+from pixelbox.runtime import Execution, Sandbox
+
+
+def _inputs(tmp_path: Path, style: Style) -> list[Path]:
+    paths = []
+    for seed, (name, width, height) in enumerate(style.inputs):
+        path = tmp_path / name
+        task_image(width, height, seed).save(path)
+        paths.append(path)
+    return paths
+
+
+def run_style(tmp_path: Path, style: Style, backend: dict[str, Any]) -> tuple[list[Execution], Sandbox]:
+    """Run every cell of ``style`` in a fresh sandbox; returns the results (sandbox closed)."""
+    io = {"enabled": True, "profile": style.profile, **style.section}
+    with Sandbox(inputs=_inputs(tmp_path, style), io=io, timeout=60, **backend) as sandbox:
+        before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sandbox.layout.inputs.iterdir()}
+        results = [sandbox.execute(cell) for cell in style.cells]
+        for result in results:
+            for artifact in result.artifacts:
+                data = Path(artifact["host_path"]).read_bytes()
+                assert hashlib.sha256(data).hexdigest() == artifact["sha256"]
+        after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sandbox.layout.inputs.iterdir()}
+    assert after == before, "an input image was modified"
+    return results, sandbox
+
+
+@pytest.mark.parametrize("style", STYLES + MULTI_IMAGE_STYLES, ids=lambda s: s.name)
+def test_style_on_every_backend(tmp_path: Path, style: Style, backend: dict[str, Any]) -> None:
+    results, _ = run_style(tmp_path, style, backend)
+    artifacts = [record for result in results for record in result.artifacts]
+    normalizations = [record for result in results for record in result.normalizations]
+    errors = [result.error.ename for result in results if result.error is not None]
+
+    assert actual_artifacts(artifacts) == list(style.artifacts)
+    assert actual_normalizations(normalizations) == list(style.normalizations)
+    assert errors == ([style.error] if style.error else []), [r.error for r in results]
+    assert all(not result.notices for result in results), [result.notices for result in results]
+    for result in results:
+        assert all(a["exec_index"] == result.index for a in result.artifacts)
+        assert {"image/png", "image/jpeg"}.isdisjoint(m for o in result.outputs for m in o.data)
