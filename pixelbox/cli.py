@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pixelbox import trace_command
+
 SMOKE_CODE = """\
 from PIL import Image
 img = Image.open("{path}")
@@ -105,6 +107,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Run cells in one sandbox and print status, stdout, events and artifacts of each."""
+    return trace_command.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(prog="pixelbox", description=__doc__)
@@ -115,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         "image": (cmd_image, "build the kernel image or show its status"),
         "cleanup": (cmd_cleanup, "remove orphaned containers, kernels and workspaces"),
         "info": (cmd_info, "print a sandbox's backend and isolation facts"),
+        "trace": (cmd_trace, "run cells in one sandbox and print the operations that executed"),
     }
     parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in commands.items()}
     for name, (func, _) in commands.items():
@@ -126,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["cleanup"].add_argument("--all", action="store_true", help="also remove resources of live processes")
     parsers["info"].add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
     parsers["info"].add_argument("--runtime", default="runc", choices=["runc", "runsc"])
+    trace_command.add_arguments(parsers["trace"])
     return parser
 
 

@@ -65,6 +65,8 @@ class Execution:
     events: list[dict[str, Any]] = field(default_factory=list)
     normalizations: list[dict[str, Any]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    tampered: bool = False
+    """The recorder saw its trace interfered with or incomplete (details in ``notices``)."""
 
     @property
     def ok(self) -> bool:

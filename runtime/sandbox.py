@@ -364,7 +364,7 @@ class Sandbox:
 
     def _assemble(self, index: int, status: Status, collected: Collected, duration: float) -> Execution:
         records = collected.records
-        notices = [str(r.get("text", r.get("message", r))) for r in records.get("notice", [])]
+        notices, tampered = _notices(records.get("notice", []))
         artifacts = self._ingest(records.get("artifact", []), index, notices)
         return Execution(
             index=index,
@@ -382,6 +382,7 @@ class Sandbox:
             events=self._valid_events(records.get("event", []), notices),
             normalizations=records.get("normalization", []),
             notices=notices,
+            tampered=tampered,
         )
 
     def _ingest(self, announced: list[dict[str, Any]], index: int, notices: list[str]) -> list[dict[str, Any]]:
@@ -509,3 +510,16 @@ class Sandbox:
             workspace=str(self.layout.work),
             options=self.options.to_dict(),
         )
+
+
+def _notices(records: list[dict[str, Any]]) -> tuple[list[str], bool]:
+    """Plain-text notices from the kernel's records, and whether the trace's integrity was hit."""
+    texts: list[str] = []
+    tampered = False
+    for record in records:
+        if record.get("kind") == "trace_integrity":
+            tampered = True
+            texts.extend(f"trace integrity: {problem}" for problem in record.get("problems", []))
+        else:
+            texts.append(str(record.get("message", record.get("text", record))))
+    return texts, tampered

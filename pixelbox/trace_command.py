@@ -1,0 +1,94 @@
+"""``pixelbox trace``: run cells in one sandbox, as turns of one episode, and show what executed.
+
+Auditors and our own checks rely on its output, so the ``--json`` shape is stable: one object
+per cell, ``{"cell", "status", "stdout", "error", "events", "artifacts"}`` (plus additive keys).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pixelbox.runtime import Execution, Sandbox
+
+PROFILES = ("agentic-mme", "agentvista", "visualtoolbench", "generic")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the command's options on ``parser``."""
+    parser.add_argument("cells", nargs="+", type=Path, metavar="CELL.py", help="cells to run, in order")
+    parser.add_argument("--image", action="append", default=[], type=Path, help="task input image (repeatable)")
+    parser.add_argument("--profile", default="agentic-mme", choices=PROFILES, help="image I/O conventions")
+    parser.add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
+    parser.add_argument("--runtime", default="runc", choices=["runc", "runsc"])
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per cell")
+    parser.add_argument("--json", action="store_true", help="one JSON object per cell")
+
+
+def cell_record(path: Path, result: Execution) -> dict[str, Any]:
+    """The stable JSON view of one traced cell."""
+    error = (
+        None
+        if result.error is None
+        else {"ename": result.error.ename, "evalue": result.error.evalue, "traceback": result.error.traceback}
+    )
+    return {
+        "cell": str(path),
+        "status": result.status,
+        "stdout": result.stdout,
+        "error": error,
+        "events": result.events,
+        "artifacts": result.artifacts,
+        "normalizations": result.normalizations,
+        "notices": result.notices,
+        "tampered": result.tampered,
+    }
+
+
+def _describe_event(event: dict[str, Any]) -> str:
+    src = event.get("src") or {}
+    where = f"line {src['line']}" if src else "-"
+    params = {k: v for k, v in event["params"].items() if k not in ("path", "root")}
+    flow = f"{','.join(event['inputs']) or '-'} -> {event['output'] or '-'}"
+    status = "" if event["status"] == "ok" else f" [{event['status']}: {(event.get('error') or {}).get('type')}]"
+    return f"  #{event['seq']} {event['op']:<12} {where:<8} {flow:<24} {event['api']} {json.dumps(params)}{status}"
+
+
+def print_human(record: dict[str, Any]) -> None:
+    """Print one cell's outcome for a person."""
+    print(f"== {record['cell']}: {record['status']}")
+    if record["stdout"]:
+        print("stdout:\n" + "\n".join("  " + line for line in record["stdout"].rstrip("\n").splitlines()))
+    if record["error"]:
+        print(f"error: {record['error']['ename']}: {record['error']['evalue']}")
+    print(f"events ({len(record['events'])}):")
+    for event in record["events"]:
+        print(_describe_event(event))
+    print(f"artifacts ({len(record['artifacts'])}):")
+    for art in record["artifacts"]:
+        print(f"  [{art['index']}] {art['name']} {art['width']}x{art['height']} {art['capture']} (line {art['line']})")
+    for note in [n["message"] for n in record["normalizations"]] + record["notices"]:
+        print(f"note: {note}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the cells; exit 0 when every cell ran without error, 1 otherwise, 2 on bad input."""
+    missing = [str(p) for p in [*args.cells, *args.image] if not p.is_file()]
+    if missing:
+        print(f"pixelbox trace: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    sources = [(path, path.read_text()) for path in args.cells]
+    io = {"enabled": True, "profile": args.profile}
+    failed = False
+    with Sandbox(inputs=args.image, io=io, backend=args.backend, runtime=args.runtime, timeout=args.timeout) as box:
+        for path, source in sources:
+            record = cell_record(path, box.execute(source))
+            failed = failed or record["status"] != "ok"
+            if args.json:
+                print(json.dumps(record), flush=True)
+            else:
+                print_human(record)
+    return 1 if failed else 0

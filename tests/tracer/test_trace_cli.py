@@ -1,0 +1,82 @@
+"""``pixelbox trace``: the auditors' command, run as a real subprocess against real sandboxes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+CELL_1 = """\
+import os
+from PIL import Image
+img = Image.open(os.environ["ORIGINAL_IMAGE_PATH"])
+if img.width > 5000:
+    img = img.rotate(90)
+for angle in (90, 180):
+    turned = img.rotate(angle, expand=True)
+img.crop((10, 10, 60, 40)).save("/mnt/data/zoom.png")
+print(img.size)
+"""
+CELL_2 = """\
+import numpy as np
+part = np.array(img)[20:80, 30:130]
+undefined_name
+"""
+
+
+def trace(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "one.py").write_text(CELL_1)
+    (tmp_path / "two.py").write_text(CELL_2)
+    Image.new("RGB", (320, 200), (10, 20, 30)).save(tmp_path / "in.png")
+    command = [
+        sys.executable,
+        "-m",
+        "pixelbox.cli",
+        "trace",
+        str(tmp_path / "one.py"),
+        str(tmp_path / "two.py"),
+        "--image",
+        str(tmp_path / "in.png"),
+        *extra,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def visual(cell: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        (e["op"], e["params"].get("box_px", e["params"].get("angle")))
+        for e in cell["events"]
+        if e["op"] not in ("io", "convert")
+    ]
+
+
+def test_json_output_is_one_stable_object_per_cell(tmp_path: Path, backend: dict[str, Any]) -> None:
+    flags = ["--backend", backend["backend"]] + (["--runtime", backend["runtime"]] if "runtime" in backend else [])
+    done = trace(tmp_path, "--json", *flags)
+    assert done.returncode == 1, done.stderr  # the second cell fails
+    cells = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [c["status"] for c in cells] == ["ok", "error"]
+    assert all({"cell", "status", "stdout", "error", "events", "artifacts"} <= set(c) for c in cells)
+    assert cells[0]["stdout"] == "(320, 200)\n"
+    assert visual(cells[0]) == [("rotate", 90.0), ("rotate", 180.0), ("crop", [10, 10, 60, 40])]
+    assert [(a["index"], a["name"], a["width"], a["height"]) for a in cells[0]["artifacts"]] == [
+        (1, "transformed_image_1.png", 50, 30)
+    ]
+    assert visual(cells[1]) == [("crop", [30, 20, 130, 80])]
+    assert cells[1]["error"]["ename"] == "NameError" and "undefined_name" in cells[1]["error"]["traceback"]
+
+
+def test_human_output_and_missing_files(tmp_path: Path) -> None:
+    done = trace(tmp_path, "--backend", "local")
+    assert "== " in done.stdout and "crop" in done.stdout and "transformed_image_1.png 50x30" in done.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "pixelbox.cli", "trace", str(tmp_path / "nope.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and "nope.py" in missing.stderr
