@@ -125,13 +125,50 @@ def bench_execution(repeat: int) -> dict[str, Any]:
     }
 
 
+def bench_libcst_baseline(repeat: int) -> dict[str, float]:
+    """What libcst alone costs on the same cells: parse plus position metadata, no rewriting.
+
+    This is the floor of a libcst-based instrumenter, measured side by side with ours to back
+    the choice of Python's ``ast`` (see ``tracer/instrument.py``).
+    """
+    import libcst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    per_cell: list[float] = []
+    for _, chunks in cells():
+        for cell in chunks:
+            try:
+                module = libcst.parse_module(cell)
+            except libcst.ParserSyntaxError:
+                continue
+            samples = []
+            for _ in range(max(3, repeat // 4)):
+                t0 = time.perf_counter()
+                MetadataWrapper(libcst.parse_module(cell)).resolve(PositionProvider)
+                samples.append(time.perf_counter() - t0)
+            del module
+            per_cell.append(statistics.median(samples))
+    return {
+        "cells": len(per_cell),
+        "p50_ms": percentile(per_cell, 0.5) * 1000,
+        "p90_ms": percentile(per_cell, 0.9) * 1000,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20, help="repetitions per measurement")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    result = {"instrument": bench_instrument(args.repeat), "execution": bench_execution(max(3, args.repeat // 4))}
+    result = {
+        "instrument": bench_instrument(args.repeat),
+        "libcst_parse_and_positions": bench_libcst_baseline(args.repeat),
+        "execution": bench_execution(max(3, args.repeat // 4)),
+        "machine": {"cpus": os.cpu_count(), "loadavg": os.getloadavg()},
+    }
+    out = ROOT / "benchmarks" / "results" / "tracer.json"
+    out.write_text(json.dumps(result, indent=1) + "\n")
     if args.json:
         print(json.dumps(result, indent=1))
         return
@@ -140,6 +177,8 @@ def main() -> None:
     print(f"  uncached p50 {ins['uncached_p50_ms']:.3f} ms  p90 {ins['uncached_p90_ms']:.3f} ms", end="")
     print(f"  max {ins['uncached_max_ms']:.3f} ms")
     print(f"  cached   p50 {ins['cached_p50_ms']:.4f} ms  p90 {ins['cached_p90_ms']:.4f} ms")
+    cst = result["libcst_parse_and_positions"]
+    print(f"  libcst parse + positions alone: p50 {cst['p50_ms']:.3f} ms  p90 {cst['p90_ms']:.3f} ms")
     print("execution, traced vs untraced (median per file, summed):")
     print(f"  total {exe['total_traced_s']:.3f} s vs {exe['total_untraced_s']:.3f} s, ratio {exe['total_ratio']:.3f}")
     print(f"  per-file ratio p50 {exe['per_file_ratio_p50']:.3f}, max {exe['per_file_ratio_max']:.3f}")

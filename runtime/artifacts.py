@@ -44,6 +44,10 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 )
 
 
+_PNG_END = b"IEND\xaeB`\x82"
+"""The last 8 bytes of every complete PNG: a cheap truncation check instead of a full CRC pass."""
+
+
 class ArtifactRejected(Exception):
     """An announced artifact failed a host-side check; the message says which and why."""
 
@@ -138,10 +142,14 @@ def ingest_artifact(
     decompression bomb, or no longer matches the digest the kernel announced.
     """
     relpath = _relpath(record)
-    data = read_workspace_file(workspace_host_dir, relpath, max_bytes=max_bytes)
+    data, info = _read_regular(workspace_host_dir, relpath, max_bytes)
     sha256 = hashlib.sha256(data).hexdigest()
-    if record.get("sha256") not in (None, sha256):
-        raise ArtifactRejected(f"artifact {relpath!r} changed after the kernel captured it (digest differs)")
+    announced = (record.get("sha256"), record.get("bytes"), record.get("mtime_ns"))
+    if announced[0] not in (None, sha256) or announced[1] not in (None, len(data)) or announced[2] not in (
+        None,
+        info.st_mtime_ns,
+    ):
+        raise ArtifactRejected(f"artifact {relpath!r} changed after the kernel captured it; it was not admitted")
     width, height, mode, fmt = inspect_image(data, relpath, max_pixels=max_pixels)
     try:
         return Artifact(
@@ -172,6 +180,11 @@ def read_workspace_file(workspace_host_dir: Path, relpath: str, *, max_bytes: in
     Each directory component is opened relative to its parent with ``O_NOFOLLOW``, so a
     symlink anywhere on the way (or swapped in during the walk) fails instead of escaping.
     """
+    return _read_regular(workspace_host_dir, relpath, max_bytes)[0]
+
+
+def _read_regular(workspace_host_dir: Path, relpath: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """:func:`read_workspace_file`, also returning the file's status as opened."""
     parts = PurePosixPath(relpath).parts
     fd = os.open(workspace_host_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -188,12 +201,12 @@ def read_workspace_file(workspace_host_dir: Path, relpath: str, *, max_bytes: in
         if info.st_size > max_bytes:
             raise ArtifactRejected(f"artifact {relpath!r} is {info.st_size} bytes, over the {max_bytes} limit")
         with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(max_bytes + 1)
+            data = handle.read(min(info.st_size, max_bytes) + 1)
     finally:
         os.close(fd)
     if len(data) > max_bytes:
         raise ArtifactRejected(f"artifact {relpath!r} grew past the {max_bytes} byte limit while being read")
-    return data
+    return data, info
 
 
 def inspect_image(data: bytes, label: str, *, max_pixels: int = MAX_PIXELS) -> tuple[int, int, str, str]:
@@ -212,7 +225,10 @@ def inspect_image(data: bytes, label: str, *, max_pixels: int = MAX_PIXELS) -> t
                         f"{max_pixels:,} pixel limit (decompression-bomb guard)"
                     )
                 mode, fmt = image.mode, image.format or magic_format or "UNKNOWN"
-                image.verify()
+                if fmt == "PNG" and not data.endswith(_PNG_END):
+                    raise ArtifactRejected(f"artifact {label!r} is a truncated PNG (no IEND chunk at its end)")
+                if fmt != "PNG":
+                    image.verify()
         except ArtifactRejected:
             raise
         except Exception as exc:

@@ -41,10 +41,10 @@ def test_every_style_artifact_passes_host_ingestion(tmp_path: Path, style: Style
     for run in runs:
         for record in run.artifacts:
             artifact = ingest_artifact(record, workspace)
-            assert (artifact.width, artifact.height, artifact.sha256) == (
+            assert (artifact.width, artifact.height, artifact.size_bytes) == (
                 record["width"],
                 record["height"],
-                record["sha256"],
+                record["bytes"],
             )
             assert artifact.exec_index == run.execution_count
 

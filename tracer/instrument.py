@@ -11,9 +11,10 @@ warnings and recorded events are the agent's. Each construct keeps Python's eval
 - ``255 - a``, ``~a``, ``a > t`` (and ``<``, ``>=``, ``<=``) -> ``__pbx__.sub/inv/gt...(...)``,
   which compute the same operator and record inversions and thresholds.
 
-Python's ``ast`` is used instead of libcst's metadata providers because it is about ten times
-faster on model-sized cells (see ``benchmarks/bench_tracer.py``); text between the inserted
-tokens is never rewritten, which is what libcst would have guaranteed.
+Python's ``ast`` is used instead of libcst's metadata providers: on the tracer corpus libcst's
+parse plus position metadata alone takes about 20 times as long as this whole rewrite (p50
+4.3 ms against 0.23 ms; ``benchmarks/bench_tracer.py`` measures both side by side). Text
+between the inserted tokens is never rewritten, which is what libcst would have guaranteed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,13 @@
-"""What the kernel states about an image file it captured: digest, size, dimensions, mode, format."""
+"""What the kernel states about an image file it captured: size, mtime, dimensions, mode, format.
+
+The kernel does not hash: the host must re-read and hash every artifact anyway (it never trusts
+the kernel), so hashing twice would double the cost of a capture. Size and modification time
+let the host notice a file changed after capture.
+"""
 
 from __future__ import annotations
 
-import hashlib
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,15 +15,13 @@ from PIL import Image
 
 from pixelbox.kernel.imageio.errors import NotAnImageError
 
-_CHUNK = 1 << 20
-
 
 @dataclass(frozen=True)
 class ImageFacts:
     """Facts read back from the bytes on disk, never from the object the code passed."""
 
-    sha256: str
     size_bytes: int
+    mtime_ns: int
     width: int
     height: int
     mode: str
@@ -26,20 +29,15 @@ class ImageFacts:
 
 
 def read_facts(path: str) -> ImageFacts:
-    """Hash the file and read its image header (pixels are not decoded)."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
+    """Read the file's size, mtime and image header (pixels are not decoded)."""
+    info = os.stat(path)
     try:
         with Image.open(path) as image:
             width, height = image.size
             mode, fmt = image.mode, image.format or "UNKNOWN"
     except (Image.UnidentifiedImageError, OSError, SyntaxError) as exc:
         raise NotAnImageError(f"the file written at {path!r} is not a readable image ({exc})") from exc
-    return ImageFacts(digest.hexdigest(), size, width, height, mode, fmt)
+    return ImageFacts(info.st_size, info.st_mtime_ns, width, height, mode, fmt)
 
 
 def pixel_count(obj: Any) -> int | None:
