@@ -77,7 +77,11 @@ class Task:
         return dict(self.raw.get("process_evaluation") or {})
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serializable description (for traces and run manifests)."""
+        """A JSON-serializable description (for traces and run manifests).
+
+        ``raw`` is the task as read (checkpoints included), so a trace can be scored even after
+        the task files have moved.
+        """
         return {
             "task_id": self.task_id,
             "prompt": self.prompt,
@@ -86,6 +90,7 @@ class Task:
             "level": self.level,
             "format": self.format,
             "source": None if self.source is None else str(self.source),
+            "raw": self.raw,
         }
 
 

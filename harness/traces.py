@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 TRACE_VERSION = 1
-RECORD_KINDS = ("episode_start", "turn", "action", "observation", "budget_hit", "error", "episode_end")
+RECORD_KINDS = ("episode_start", "turn", "message", "action", "observation", "budget_hit", "error", "episode_end")
 VOLATILE_CONFIG_KEYS = frozenset({"concurrency", "shard", "resume", "progress"})
 """Settings that may change between a run and its resumption without making the results incomparable."""
 
@@ -294,6 +294,10 @@ class RunDirectory:
         """``episodes/<task_id>.summary.json``."""
         return self.episodes / f"{task_id}.summary.json"
 
+    def images_dir(self, task_id: str) -> Path:
+        """``episodes/<task_id>.images/``: host copies of the images the episode produced."""
+        return self.episodes / f"{task_id}.images"
+
     def is_finished(self, task_id: str) -> bool:
         """Whether the task's trace exists and has an ``episode_end``."""
         path = self.trace_path(task_id)
@@ -334,8 +338,14 @@ class RunDirectory:
 
     def _set_aside(self, task_id: str) -> None:
         trace = self.trace_path(task_id)
-        if trace.exists():
-            trace.rename(trace.with_name(f"{trace.name}.partial-{len(self.partials(task_id)) + 1}"))
+        images = self.images_dir(task_id)
+        moving = [p for p in (trace, images) if p.exists()]
+        if moving:
+            number = len(self.partials(task_id)) + 1
+            while any(p.with_name(f"{p.name}.partial-{number}").exists() for p in (trace, images)):
+                number += 1
+            for path in moving:
+                path.rename(path.with_name(f"{path.name}.partial-{number}"))
             _fsync_dir(self.episodes)
         self.summary_path(task_id).unlink(missing_ok=True)
 

@@ -112,30 +112,51 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return trace_command.run(args)
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run an agent over tasks in code or atomic mode (see ``pixelbox.harness.cli_run``)."""
+    from pixelbox.harness import cli_run
+
+    return cli_run.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(prog="pixelbox", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     commands: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {
-        "demo": (cmd_smoke, "run the offline demo (for now: the runtime smoke test on every backend)"),
         "smoke": (cmd_smoke, "start a sandbox on each backend and crop a generated image"),
         "image": (cmd_image, "build the kernel image or show its status"),
         "cleanup": (cmd_cleanup, "remove orphaned containers, kernels and workspaces"),
         "info": (cmd_info, "print a sandbox's backend and isolation facts"),
         "trace": (cmd_trace, "run cells in one sandbox and print the operations that executed"),
+        "run": (cmd_run, "run an agent over tasks in code (gen) or atomic (atm) mode, resumably"),
     }
     parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in commands.items()}
     for name, (func, _) in commands.items():
         parsers[name].set_defaults(func=func)
-    for name in ("demo", "smoke"):
-        parsers[name].add_argument("--require-all", action="store_true", help="fail if any backend is unavailable")
+    parsers["smoke"].add_argument("--require-all", action="store_true", help="fail if any backend is unavailable")
     parsers["image"].add_argument("action", choices=["build", "status"])
     parsers["image"].add_argument("--force", action="store_true", help="rebuild even if the tag exists")
     parsers["cleanup"].add_argument("--all", action="store_true", help="also remove resources of live processes")
     parsers["info"].add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
     parsers["info"].add_argument("--runtime", default="runc", choices=["runc", "runsc"])
     trace_command.add_arguments(parsers["trace"])
+    _add_run_arguments(parsers["run"])
+    _add_harness_commands(sub)
     return parser
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from pixelbox.harness import cli_run
+
+    cli_run.add_arguments(parser)
+
+
+def _add_harness_commands(sub: Any) -> None:
+    """``demo``, ``score``, ``report`` and ``export`` (see ``pixelbox.harness.cli_score``)."""
+    from pixelbox.harness import cli_score
+
+    cli_score.register(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -145,9 +145,14 @@ def ingest_artifact(
     data, info = _read_regular(workspace_host_dir, relpath, max_bytes)
     sha256 = hashlib.sha256(data).hexdigest()
     announced = (record.get("sha256"), record.get("bytes"), record.get("mtime_ns"))
-    if announced[0] not in (None, sha256) or announced[1] not in (None, len(data)) or announced[2] not in (
-        None,
-        info.st_mtime_ns,
+    if (
+        announced[0] not in (None, sha256)
+        or announced[1] not in (None, len(data))
+        or announced[2]
+        not in (
+            None,
+            info.st_mtime_ns,
+        )
     ):
         raise ArtifactRejected(f"artifact {relpath!r} changed after the kernel captured it; it was not admitted")
     width, height, mode, fmt = inspect_image(data, relpath, max_pixels=max_pixels)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pixelbox.runtime.backends.cgroups import V1_ROOT as CGROUP_ROOT
-from pixelbox.runtime.workspace import ROOT_PREFIX
+from pixelbox.runtime.workspace import ROOT_PREFIX, remove_tree
 
 _OWNER = re.compile(rf"/{ROOT_PREFIX}(\d+)-")
 
@@ -62,7 +61,7 @@ def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupRep
     for entry in Path(tmp).glob(f"{ROOT_PREFIX}*-*"):
         match = _OWNER.search(str(entry) + "/")
         if match and entry.is_dir() and _orphaned(int(match.group(1)), everything):
-            shutil.rmtree(entry, ignore_errors=True)
+            remove_tree(entry)
             report.directories.append(str(entry))
     _remove_cgroups(report, everything)
     return report

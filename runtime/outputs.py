@@ -21,6 +21,24 @@ BINARY_MIME_SUFFIX = {
 }
 
 
+MAX_BINARY_OUTPUT_BYTES = 32 * 1024**2
+"""Largest decoded binary output (one PNG, JPEG...) written to the host; bigger ones are dropped
+with a marker, so one cell cannot fill the host disk with a few giant images."""
+
+MAX_TEXT_OUTPUT_CHARS = 32_000
+"""Cap on each inline text payload of a rich output (``text/plain``, ``text/html``...), kept
+head and tail like stdout: the repr of a huge object must not bloat the result."""
+
+
+def capped(name: str, text: str, cap: int) -> str:
+    """``text`` cut to ``cap`` characters, keeping head and tail around an explicit marker."""
+    if len(text) <= cap:
+        return text
+    sink = CappedText(name, cap)
+    sink.write(text)
+    return sink.value()
+
+
 def strip_ansi(text: str) -> str:
     """Remove terminal colour and cursor escapes, which mean nothing to a model or a log."""
     return _ANSI.sub("", text)
@@ -79,7 +97,14 @@ def save_bundle(msg_type: str, content: dict[str, Any], out_dir: Path, stem: str
     for mime, payload in content.get("data", {}).items():
         suffix = BINARY_MIME_SUFFIX.get(mime)
         if suffix is None:
-            data[mime] = strip_ansi(payload) if isinstance(payload, str) else payload
+            is_text = isinstance(payload, str)
+            data[mime] = capped(mime, strip_ansi(payload), MAX_TEXT_OUTPUT_CHARS) if is_text else payload
+            continue
+        if isinstance(payload, str) and len(payload) // 4 * 3 > MAX_BINARY_OUTPUT_BYTES:
+            data[mime] = (
+                f"[pixelbox: {mime} output of about {len(payload) // 4 * 3:,} bytes dropped: over the "
+                f"{MAX_BINARY_OUTPUT_BYTES:,} byte cap; save a smaller image]"
+            )
             continue
         try:
             raw = base64.b64decode(payload, validate=False)

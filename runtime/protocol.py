@@ -22,11 +22,15 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from pixelbox.kernel.channel import kind_of
 from pixelbox.runtime.errors import KernelStartError
 from pixelbox.runtime.execution import ErrorInfo, Output
-from pixelbox.runtime.outputs import CappedText, save_bundle, strip_ansi
+from pixelbox.runtime.outputs import CappedText, capped, save_bundle, strip_ansi
 
 PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 SOCKET_STEM = "k"
 POLL_SLICE_S = 0.05
+
+ERROR_TEXT_CAP = 16_000
+"""Cap on an error's message and on its traceback (head and tail kept): a cell can raise an
+exception whose text is megabytes long, and every byte would reach the agent's context."""
 
 RunEnd = Literal["idle", "deadline", "dead"]
 
@@ -98,8 +102,9 @@ class Collected:
         elif msg_type in ("display_data", "execute_result", "update_display_data"):
             self.add_bundle(msg_type, content)
         elif msg_type == "error":
-            tb = strip_ansi("\n".join(content.get("traceback", [])))
-            self.error = ErrorInfo(content.get("ename", "Error"), strip_ansi(content.get("evalue", "")), tb)
+            tb = capped("traceback", strip_ansi("\n".join(content.get("traceback", []))), ERROR_TEXT_CAP)
+            evalue = capped("error message", strip_ansi(str(content.get("evalue", ""))), ERROR_TEXT_CAP)
+            self.error = ErrorInfo(str(content.get("ename", "Error"))[:200], evalue, tb)
         elif msg_type == "execute_input":
             self.execution_count = content.get("execution_count")
         elif msg_type == "clear_output" and not content.get("wait"):

@@ -10,7 +10,9 @@ directories whose owner died.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
 import stat
 import tempfile
@@ -72,8 +74,63 @@ class Layout:
         return layout
 
     def remove(self) -> None:
-        """Delete everything; never raises (files may belong to another uid)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Delete everything; never raises (files may belong to another uid).
+
+        The kernel shapes the tree: ``shutil.rmtree`` recurses once per directory level and
+        dies with ``RecursionError`` on a few thousand nested directories (which a cell makes
+        in milliseconds), so whatever it leaves is removed level by level instead.
+        """
+        remove_tree(self.root)
+
+
+def remove_tree(root: Path) -> None:
+    """Delete ``root`` and everything below it, however deep; never raises."""
+    with contextlib.suppress(RecursionError):
+        shutil.rmtree(root, ignore_errors=True)
+    if os.path.lexists(root):
+        remove_tree_flat(root)
+
+
+def remove_tree_flat(root: Path) -> None:
+    """Remove a directory tree of any depth with bounded recursion and descriptors.
+
+    Each pass deletes the files directly under ``root`` and lifts the entries of every child
+    directory up into ``root`` (``rename`` within one file system, links never followed),
+    so the tree loses one level per pass. Never raises.
+    """
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        for _ in range(1_000_000):
+            entries = list(os.scandir(top))
+            if not entries:
+                break
+            for entry in entries:
+                _flatten_entry(top, entry)
+    except OSError:
+        pass
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(root)
+    except OSError:
+        return
+
+
+def _flatten_entry(top: int, entry: os.DirEntry[str]) -> None:
+    """Delete ``entry`` if it is not a directory; otherwise lift its children and remove it."""
+    if not entry.is_dir(follow_symlinks=False):
+        os.unlink(entry.name, dir_fd=top)
+        return
+    child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+    try:
+        for inner in list(os.scandir(child)):
+            os.rename(inner.name, f"{secrets.token_hex(12)}", src_dir_fd=child, dst_dir_fd=top)
+    finally:
+        os.close(child)
+    os.rmdir(entry.name, dir_fd=top)
 
 
 def resolve_inside(base: Path, relative: str, *, what: str) -> Path:
@@ -115,3 +172,67 @@ def read_regular_file(path: Path, *, what: str, max_bytes: int) -> bytes:
         if info.st_size > max_bytes:
             raise WorkspacePathError(f"{what}: {path.name!r} is {info.st_size} bytes, over the {max_bytes} cap")
         return handle.read(max_bytes + 1)[:max_bytes]
+
+
+def write_workspace_file(base: Path, relative: str, src: bytes | Path, *, owner: int | None = None) -> Path:
+    """Write ``src`` (bytes or a host file) to ``relative`` under ``base`` without following links.
+
+    The kernel owns the workspace and can plant a symlink at any name the host is about to
+    write, including a temporary one, so every step goes through directory descriptors:
+    directories are entered with ``O_NOFOLLOW``, the data goes to a fresh temporary file
+    created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` under a random name, ownership is given with
+    ``fchown`` on the open descriptor (never by path), and ``rename`` swaps it into place
+    (replacing whatever entry is there, never what it points to). Missing directories are
+    created and handed to ``owner`` too. Returns the host path written.
+    """
+    target = resolve_inside(base, relative, what="upload")
+    parts = target.relative_to(base).parts
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for part in parts[:-1]:
+            fd = _enter_dir(fd, part, relative, owner)
+        name = parts[-1]
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                raise WorkspacePathError(f"upload: {relative!r} exists and is not a plain file; choose another name")
+        tmp = f".{name}.{secrets.token_hex(8)}.upload"
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=fd)
+        try:
+            with os.fdopen(os.dup(out), "wb") as handle:
+                if isinstance(src, bytes):
+                    handle.write(src)
+                else:
+                    with open(src, "rb") as source:
+                        shutil.copyfileobj(source, handle)
+            if owner is not None:
+                os.fchown(out, owner, owner)
+        finally:
+            os.close(out)
+        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    finally:
+        os.close(fd)
+    return target
+
+
+def _enter_dir(dir_fd: int, name: str, relative: str, owner: int | None) -> int:
+    """Open (creating if needed) directory ``name`` under ``dir_fd``; close ``dir_fd``."""
+    created = False
+    try:
+        os.mkdir(name, 0o755, dir_fd=dir_fd)
+        created = True
+    except FileExistsError:
+        pass
+    try:
+        opened = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        raise WorkspacePathError(
+            f"upload: {relative!r} goes through {name!r}, which is a symbolic link or not a directory"
+        ) from exc
+    if created and owner is not None:
+        os.fchown(opened, owner, owner)
+    os.close(dir_fd)
+    return opened

@@ -13,7 +13,7 @@ python=/usr/bin/python3.11
 daemon_json=/etc/docker/daemon.json
 dockerd_log=/var/log/pixelbox-dockerd.log
 with_docker=${PIXELBOX_SETUP_DOCKER:-1}
-apt_packages=(python3.11 python3.11-venv make tesseract-ocr tesseract-ocr-eng chromium)
+apt_packages=(python3.11 python3.11-venv make tesseract-ocr tesseract-ocr-eng chromium fonts-dejavu-core)
 [[ $with_docker == 0 ]] || apt_packages+=(docker.io runsc debootstrap)
 
 step() { printf '==> %s\n' "$*"; }

@@ -3,6 +3,11 @@
 Reads ``episode_start`` (task, model, mode), each ``action`` with its ``observation`` (an
 ``Execution`` for code and kernel-run tools, a web ``ToolResult`` for searches), budget hits and
 ``episode_end``. Lineage (the root box each artifact shows) is recomputed from the events.
+
+Artifact files are read from the run directory's copies (the observation's ``images[].stored``,
+relative to the run directory) when the harness kept them, because a sandbox's workspace (the
+artifact's ``host_path``) is deleted when the sandbox closes. The task is the recorded ``raw``
+official JSON, else it is read again from its ``source`` file, else rebuilt from the summary.
 """
 
 from __future__ import annotations
@@ -36,13 +41,13 @@ def episode_from_trace(path: str | Path) -> EpisodeView:
     mode = MODES.get(str(start.get("mode")))
     if mode is None:
         raise EpisodeFormatError(f"{path}: unknown mode {start.get('mode')!r}; expected one of {sorted(MODES)}")
-    parts = _Parts()
+    parts = _Parts(Path(path).resolve().parent.parent)
     observations = {o.get("action_id"): o for o in trace.of_kind("observation")}
     for n, action in enumerate(trace.of_kind("action")):
         parts.add(n, action, observations.get(action.get("action_id")) or {})
     end = next(iter(trace.of_kind("episode_end")), None)
     return EpisodeView(
-        task=TaskSpec.from_dict(task.get("raw") or task),
+        task=TaskSpec.from_dict(_task_raw(task)),
         mode=mode,
         answer=str((end or {}).get("answer") or ""),
         interactions=tuple(parts.interactions),
@@ -58,7 +63,8 @@ def episode_from_trace(path: str | Path) -> EpisodeView:
 class _Parts:
     """Interactions, events, artifacts and searches collected action by action."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_root: Path) -> None:
+        self.run_root = run_root
         self.interactions: list[Interaction] = []
         self.events: list[TracedEvent] = []
         self.artifacts: list[Artifact] = []
@@ -73,7 +79,8 @@ class _Parts:
         produced: list[int] = []
         if execution is not None:
             self._add_events(n, execution.get("events") or [])
-            produced = self._add_artifacts(n, execution.get("artifacts") or [])
+            stored = {int(i["index"]): str(i["stored"]) for i in observation.get("images") or [] if i.get("stored")}
+            produced = self._add_artifacts(n, execution.get("artifacts") or [], stored)
         if result is not None and execution is None:
             status = "ok" if result.get("ok") else "error"
             self.searches.append(
@@ -100,12 +107,15 @@ class _Parts:
         for event in parsed:
             self.events.append(TracedEvent(n, replace(event, seq=event.seq + self._seq_offset)))
 
-    def _add_artifacts(self, n: int, raw: list[dict[str, Any]]) -> list[int]:
+    def _add_artifacts(self, n: int, raw: list[dict[str, Any]], stored: dict[int, str]) -> list[int]:
         for record in raw:
+            copy = self.run_root / stored[int(record["index"])] if int(record["index"]) in stored else None
             self.artifacts.append(
                 Artifact(
                     index=int(record["index"]),
-                    path=Path(record.get("host_path") or record["path"]),
+                    path=copy
+                    if copy is not None and copy.is_file()
+                    else Path(record.get("host_path") or record["path"]),
                     sha256=str(record["sha256"]),
                     width=int(record["width"]),
                     height=int(record["height"]),
@@ -142,6 +152,30 @@ class _Parts:
                 )
             )
         return linked
+
+
+def _task_raw(task: dict[str, Any]) -> dict[str, Any]:
+    """The task's official JSON: recorded, else reloaded from its source file, else rebuilt from the summary."""
+    raw = task.get("raw")
+    if isinstance(raw, dict) and raw:
+        return raw
+    source = task.get("source")
+    if source and Path(str(source)).is_file() and task.get("task_id") is not None:
+        from pixelbox.harness.tasks import load_tasks
+
+        try:
+            return load_tasks(str(source), ids=[str(task["task_id"])])[0].raw
+        except (ValueError, OSError):
+            pass
+    if isinstance(task.get("answer"), dict) and "golden_answer" not in task:
+        level = {"level": task["level"]} if task.get("level") is not None else {}
+        return {
+            "task_id": task.get("task_id"),
+            "input": {"prompt": task.get("prompt", "")},
+            "meta": level,
+            "golden_answer": task["answer"],
+        }
+    return task
 
 
 def _observation_text(execution: dict[str, Any] | None, result: dict[str, Any] | None) -> str:

@@ -29,6 +29,8 @@ from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout
 
 CLONE_NEWNET = 0x40000000
+PR_SET_NO_NEW_PRIVS = 38
+"""prctl option: execve() can no longer raise privileges (setuid/setgid bits, file capabilities)."""
 UID_RANGE = (110_000, 170_000)
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -220,6 +222,8 @@ def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | No
     Order matters: joining cgroups and the network namespace need root, so they come before
     dropping to ``uid``; RLIMIT_NPROC is per uid, which is why each kernel gets a uid of its
     own. The address-space rlimit is only a fallback for hosts without a memory cgroup.
+    ``no_new_privs`` comes last, like Docker's ``no-new-privileges``: without it an unprivileged
+    kernel could run a setuid-root binary (mount, su, passwd) and regain privileges.
     """
     limits = [
         (resource.RLIMIT_NPROC, options.pids),
@@ -231,6 +235,7 @@ def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | No
         limits.append((resource.RLIMIT_AS, int(options.memory)))
     procs_files = cgroup.procs_files() if cgroup is not None else []
     unshare = _libc.unshare
+    prctl = _libc.prctl
 
     def hook() -> None:
         for procs in procs_files:
@@ -245,5 +250,6 @@ def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | No
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
     return hook

@@ -1,0 +1,141 @@
+"""``pixelbox run``: run a model (or a recording) over a set of tasks, resumably, with a progress bar.
+
+Examples::
+
+    pixelbox run --tasks data/agentic-mme --agent openai:gpt-4o --mode atm --out runs/atm-gpt4o
+    pixelbox run --tasks my_tasks.jsonl --agent replay:recordings/ --mode gen --backend local --out runs/r1
+    pixelbox run ... --shard 0/4         # this machine's quarter of the tasks
+
+Running the same command again resumes: finished episodes are kept, the rest are run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pixelbox.harness.budgets import BudgetLimits
+from pixelbox.harness.runner import RunSummary, WebConfig, run_tasks
+from pixelbox.harness.tasks import Task, load_tasks
+from pixelbox.harness.traces import parse_shard
+from pixelbox.harness.web import CACHE_MODES
+
+PROFILES = ("agentic-mme", "agentvista", "visualtoolbench", "generic")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare ``pixelbox run``'s options on ``parser``."""
+    parser.add_argument("--tasks", required=True, type=Path, help="Agentic-MME dataset directory or a JSONL file")
+    parser.add_argument("--ids", default=None, help="only these task ids (comma-separated)")
+    parser.add_argument(
+        "--agent", required=True, help="openai:MODEL (an OpenAI-compatible endpoint) or replay:FILE_OR_DIR"
+    )
+    parser.add_argument("--mode", required=True, choices=["gen", "atm"], help="gen = code mode, atm = atomic tools")
+    parser.add_argument("--out", required=True, type=Path, help="run directory (reused to resume)")
+    parser.add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
+    parser.add_argument("--runtime", default="runc", choices=["runc", "runsc"])
+    parser.add_argument("--memory", default="2g", help="memory per sandbox, e.g. 1g")
+    parser.add_argument("--concurrency", type=int, default=1, help="episodes at a time")
+    parser.add_argument("--shard", type=parse_shard, default=None, metavar="K/N", help="run shard K of N (from 0)")
+    parser.add_argument("--profile", default="agentic-mme", choices=PROFILES, help="image naming conventions")
+    limits = BudgetLimits()
+    parser.add_argument("--max-rounds", type=int, default=limits.max_rounds)
+    parser.add_argument("--max-tool-calls", type=int, default=limits.max_tool_calls)
+    parser.add_argument("--exec-timeout", type=float, default=limits.execution_timeout, help="seconds per code run")
+    parser.add_argument("--episode-seconds", type=float, default=limits.episode_seconds, help="wall clock per episode")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (default: OpenAI)")
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
+    parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument("--max-tokens", type=int, default=None)
+    parser.add_argument("--web", default="off", choices=CACHE_MODES, help="web tools: off, or their cache mode")
+    parser.add_argument("--web-cache", type=Path, default=None, help="web cache root (default: OUT/web-cache)")
+    parser.add_argument("--system-prompt", type=Path, default=None, help="system prompt template file")
+    parser.add_argument("--user-prompt", type=Path, default=None, help="first user message template file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar or per-episode lines")
+    parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``pixelbox run``; exit status 0 when every selected episode finished, 2 for bad input."""
+    from pixelbox.harness.agents import AgentError
+    from pixelbox.harness.traces import RunConfigMismatch
+
+    try:
+        return _run(args)
+    except (RunConfigMismatch, ValueError, AgentError, OSError) as exc:
+        print(f"pixelbox run: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pixelbox.harness.prompts import PromptTemplates
+    from pixelbox.runtime.options import SandboxOptions
+
+    ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
+    tasks = load_tasks(args.tasks, ids)
+    budgets = BudgetLimits(
+        max_rounds=args.max_rounds,
+        max_tool_calls=args.max_tool_calls,
+        execution_timeout=args.exec_timeout,
+        episode_seconds=args.episode_seconds,
+    )
+    web = None
+    if args.web != "off":
+        web = WebConfig(cache_root=args.web_cache or args.out / "web-cache", cache_mode=args.web)
+    summary = run_tasks(
+        tasks,
+        agent_factory=agent_factory(args),
+        mode=args.mode,
+        out_dir=args.out,
+        sandbox_options=SandboxOptions(backend=args.backend, runtime=args.runtime, memory=args.memory),
+        budgets=budgets,
+        web=web,
+        profile=args.profile,
+        concurrency=args.concurrency,
+        shard=args.shard,
+        progress=not args.no_progress,
+        templates=PromptTemplates.from_files(args.system_prompt, args.user_prompt),
+    )
+    report(summary, as_json=args.json)
+    return 0 if summary.finished == summary.total and not summary.failed else 1
+
+
+def agent_factory(args: argparse.Namespace) -> Any:
+    """``openai:MODEL`` or ``replay:PATH`` -> a function making one agent per task."""
+    kind, _, target = str(args.agent).partition(":")
+    if kind == "openai" and target:
+        from pixelbox.harness.agents import OpenAIAgent, OpenAIConfig
+
+        config = OpenAIConfig(
+            model=target,
+            base_url=args.base_url,
+            api_key_env=args.api_key_env,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+        )
+        return lambda task: OpenAIAgent(config)
+    if kind == "replay" and target:
+        from pixelbox.harness.agents import ReplayAgent
+
+        path = Path(target)
+
+        def replay(task: Task) -> Any:
+            return ReplayAgent.from_file(path, task.task_id, model=f"replay:{path.name}")
+
+        return replay
+    raise SystemExit(f"pixelbox run: --agent must be openai:MODEL or replay:FILE, got {args.agent!r}")
+
+
+def report(summary: RunSummary, *, as_json: bool) -> None:
+    """Print the run's outcome: counts per status and where the traces are."""
+    if as_json:
+        print(json.dumps({k: v for k, v in summary.to_dict().items() if k != "episodes"}, indent=1))
+        return
+    counts = ", ".join(f"{status} {count}" for status, count in sorted(summary.counts.items())) or "none"
+    done = f"{summary.finished}/{summary.total} episodes finished"
+    print(f"{done} ({summary.ran} run now, {summary.skipped} already done); {counts}; traces in {summary.out_dir}")
+    for failure in summary.failed:
+        print(f"  {failure['task_id']}: {failure['error']} (redone on resume)", file=sys.stderr)

@@ -1,0 +1,516 @@
+"""One episode: a task, an agent and a sandbox, turn by turn until an answer or a budget ends it.
+
+Each round the agent gets the conversation and the tools; its turn is recorded; the actions it
+asked for run in order (code mode: its ``<code>`` blocks, then its tool calls; atomic mode: its tool
+calls), each recorded as an ``action`` and an ``observation``; the results go back as tool messages
+(one per call) and one user message with code output, notes and every new image. An ``<answer>``
+ends the episode only in a turn without actions. A runtime timeout or crash is an observation; an
+agent failure, a sandbox that cannot be used any more, or a budget ends the episode with a recorded
+reason. Nothing here raises for those: the trace always ends with ``episode_end``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
+from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
+from pixelbox.harness.atomic_tools import atomic_schemas, atomic_tool_lines, call_tool, is_atomic_tool
+from pixelbox.harness.budgets import Budget, BudgetLimits
+from pixelbox.harness.codemode import extract_answer, extract_code, has_bare_fence
+from pixelbox.harness.imagebook import ImageBook, ImageEntry
+from pixelbox.harness.observations import (
+    DEFAULT_TEXT_CHARS,
+    code_observation,
+    image_lines,
+    images_message,
+    tool_observation,
+)
+from pixelbox.harness.prompts import PromptTemplates, prompt_values
+from pixelbox.harness.tasks import Task
+from pixelbox.harness.traces import TraceWriter
+from pixelbox.harness.web import WEB_TOOLS, WebTools
+from pixelbox.harness.web_actions import run_web_tool, web_schemas
+from pixelbox.runtime.errors import PixelboxError
+from pixelbox.runtime.execution import Execution
+
+Mode = Literal["gen", "atm"]
+MODES: tuple[Mode, ...] = ("gen", "atm")
+EPISODE_STATUSES = ("answered", "no_answer", "budget_exhausted", "agent_error", "runtime_error", "harness_error")
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """How episodes are run: mode, image profile, budgets, prompts, and how much output the model sees."""
+
+    mode: Mode
+    profile: str = "agentic-mme"
+    budgets: BudgetLimits = field(default_factory=BudgetLimits)
+    templates: PromptTemplates = field(default_factory=PromptTemplates)
+    text_chars: int = DEFAULT_TEXT_CHARS
+    max_nudges: int = 2
+    """Turns in a row with neither an action nor an answer before the episode ends as ``no_answer``."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be 'gen' (code) or 'atm' (atomic tools), got {self.mode!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON view for traces and ``run.json`` (templates by hash, so a changed prompt is noticed)."""
+        templates = {
+            "system_sha256": _sha(self.templates.system) if self.templates.system is not None else None,
+            "user_sha256": _sha(self.templates.user),
+        }
+        return {
+            "mode": self.mode,
+            "profile": self.profile,
+            "budgets": self.budgets.to_dict(),
+            "templates": templates,
+            "text_chars": self.text_chars,
+            "max_nudges": self.max_nudges,
+        }
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """How an episode ended (the same facts as its ``episode_end`` record)."""
+
+    task_id: str
+    status: str
+    reason: str | None
+    answer: str | None
+    rounds: int
+    tool_calls: int
+    images: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Action:
+    kind: Literal["code", "tool"]
+    name: str
+    code: str | None = None
+    call: ToolCall | None = None
+
+
+@dataclass
+class _Feedback:
+    """What one round of actions gives back to the model."""
+
+    tool_messages: list[Message] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    images: list[ImageEntry] = field(default_factory=list)
+
+
+class EpisodeAborted(Exception):
+    """The run is being stopped (Ctrl-C): the episode ends without ``episode_end`` and is redone on resume."""
+
+
+class _End(Exception):
+    def __init__(self, status: str, reason: str | None = None, answer: str | None = None) -> None:
+        super().__init__(reason or status)
+        self.status, self.reason, self.answer = status, reason, answer
+
+
+class Episode:
+    """Runs one task with one agent in one (already started) sandbox, writing ``writer``'s trace."""
+
+    def __init__(
+        self,
+        task: Task,
+        agent: Agent,
+        sandbox: Any,
+        *,
+        config: EpisodeConfig,
+        writer: TraceWriter,
+        images_dir: Path,
+        web: WebTools | None = None,
+        run_root: Path | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.task, self.agent, self.sandbox = task, agent, sandbox
+        self.should_stop = should_stop
+        self.config, self.writer, self.web = config, writer, web
+        self.run_root = run_root
+        self.budget = Budget(config.budgets)
+        self.book = ImageBook(images_dir, list(task.images), list(getattr(sandbox, "inputs", None) or []) or None)
+        self.messages: list[Message] = []
+        self.tools = self._tool_schemas()
+        self._nudges = 0
+
+    # -- the loop ----------------------------------------------------------------------------------
+
+    def run(self) -> EpisodeOutcome:
+        """Play the episode to its end; writes ``episode_end`` unless the run is stopped (:class:`EpisodeAborted`)."""
+        self._start()
+        try:
+            self._loop()
+        except EpisodeAborted:
+            raise
+        except _End as end:
+            status, reason, answer = end.status, end.reason, end.answer
+        except (PixelboxError, OSError) as exc:
+            status, reason, answer = "runtime_error", f"the sandbox failed: {type(exc).__name__}: {exc}", None
+            self.writer.error(where="runtime", message=str(exc), type=type(exc).__name__)
+        except Exception as exc:
+            status, reason, answer = "harness_error", f"{type(exc).__name__}: {exc}", None
+            self.writer.error(where="harness", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
+        totals = {**self.budget.snapshot(), "images": len(self.book.entries)}
+        self.writer.episode_end(status=status, reason=reason, answer=answer, totals=totals)
+        return EpisodeOutcome(
+            self.task.task_id,
+            status,
+            reason,
+            answer,
+            self.budget.rounds,
+            self.budget.tool_calls,
+            len(self.book.entries),
+        )
+
+    def _loop(self) -> None:
+        while True:
+            self._check_stop()
+            hit = self.budget.start_round()
+            if hit is not None:
+                self.writer.budget_hit(hit)
+                raise _End("budget_exhausted", hit.reason)
+            turn = self._ask()
+            self.messages.append(turn.assistant_message())
+            actions = self._actions(turn)
+            answer = extract_answer(turn.text)
+            if not actions:
+                if answer is not None:
+                    raise _End("answered", None, answer)
+                self._nudge(turn)
+                continue
+            self._nudges = 0
+            feedback = self._run_actions(actions)
+            if answer is not None:
+                feedback.texts.append(
+                    "Your <answer> was not accepted because the same turn also took actions. "
+                    "Give the final answer in a turn without code or tool calls."
+                )
+            self._send(feedback)
+
+    def _check_stop(self) -> None:
+        if self.should_stop():
+            raise EpisodeAborted(f"the run was stopped during task {self.task.task_id}")
+
+    def _ask(self) -> AgentTurn:
+        try:
+            turn = self.agent.next_turn(list(self.messages), list(self.tools))
+        except AgentError as exc:
+            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__, **_agent_detail(exc))
+            raise _End("agent_error", f"the agent failed: {exc}") from None
+        except Exception as exc:
+            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
+            raise _End("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
+        self.writer.turn(round=self.budget.rounds, messages=summarize_messages(self.messages), agent_turn=turn)
+        return turn
+
+    def _actions(self, turn: AgentTurn) -> list[_Action]:
+        actions: list[_Action] = []
+        if self.config.mode == "gen":
+            actions += [_Action("code", "python", code=code) for code in extract_code(turn.text)]
+        actions += [_Action("tool", call.name, call=call) for call in turn.tool_calls]
+        return actions
+
+    def _nudge(self, turn: AgentTurn) -> None:
+        self._nudges += 1
+        if self._nudges > self.config.max_nudges:
+            raise _End("no_answer", f"{self._nudges} turns in a row without an action or an <answer>")
+        if self.config.mode == "gen":
+            hint = "Run Python in <code>...</code>, call a tool, or give the final answer in <answer>...</answer>."
+            if has_bare_fence(turn.text):
+                hint += " Code in a markdown fence alone is not run: put it inside <code> tags."
+        else:
+            hint = "Call an image or web tool, or give the final answer in <answer>...</answer>."
+        feedback = _Feedback(texts=[f"Your last message had no action and no <answer>. {hint}"])
+        self._send(feedback)
+
+    def _send(self, feedback: _Feedback) -> None:
+        new = list(feedback.tool_messages)
+        if feedback.texts or feedback.images:
+            new.append(images_message("", feedback.images, feedback.texts))
+        for message in new:
+            self.messages.append(message)
+            self.writer.write("message", round=self.budget.rounds, message=redact(message))
+
+    # -- actions -----------------------------------------------------------------------------------
+
+    def _run_actions(self, actions: list[_Action]) -> _Feedback:
+        feedback = _Feedback()
+        code_number = 0
+        for number, action in enumerate(actions, start=1):
+            self._check_stop()
+            hit = self.budget.admit_tool_call()
+            if hit is not None:
+                self.writer.budget_hit(hit)
+                raise _End("budget_exhausted", hit.reason)
+            action_id = f"r{self.budget.rounds}.{number}"
+            if action.kind == "code":
+                code_number += 1
+                self._run_code(action, action_id, code_number, feedback)
+            else:
+                self._run_call(action, action_id, feedback)
+        return feedback
+
+    def _run_code(self, action: _Action, action_id: str, number: int, feedback: _Feedback) -> None:
+        assert action.code is not None
+        self.writer.action(round=self.budget.rounds, action_id=action_id, type="code", name="python", code=action.code)
+        execution = self.sandbox.execute(action.code, timeout=self.budget.execution_timeout())
+        self.budget.note_execution(execution.status)
+        images = self.book.ingest(self.sandbox, execution.artifacts, "code")
+        shown = "\n".join(
+            t for t in (code_observation(execution, text_chars=self.config.text_chars), image_lines(images)) if t
+        )
+        text = f"Result of code block {number}:\n{shown}"
+        self._observe(action_id, execution=execution, shown=text, images=images)
+        feedback.texts.append(text)
+        feedback.images += images
+
+    def _run_call(self, action: _Action, action_id: str, feedback: _Feedback) -> None:
+        call = action.call
+        assert call is not None
+        arguments, problem = _arguments(call)
+        self.writer.action(
+            round=self.budget.rounds,
+            action_id=action_id,
+            type="tool",
+            name=call.name,
+            tool_call_id=call.id,
+            arguments=arguments,
+            arguments_json=call.arguments_json,
+        )
+        if self.config.mode == "atm" and is_atomic_tool(call.name):
+            text, images = self._run_atomic(call, action_id)
+        elif self.web is not None and call.name in WEB_TOOLS:
+            text, images = self._run_web(call, action_id, arguments, problem)
+        else:
+            text, images = self._unknown_tool(call, action_id)
+        feedback.tool_messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        if images:
+            feedback.texts.append(f"Images from {call.name} (tool call {call.id}):")
+            feedback.images += images
+
+    def _run_atomic(self, call: ToolCall, action_id: str) -> tuple[str, list[ImageEntry]]:
+        execution = call_tool(self.sandbox, call.name, call.arguments_json, timeout=self.budget.execution_timeout())
+        self.budget.note_execution(execution.status)
+        images = self.book.ingest(self.sandbox, execution.artifacts, f"tool:{call.name}")
+        text = tool_observation(execution)
+        self._observe(action_id, execution=execution, shown=text, images=images)
+        return text, images
+
+    def _run_web(
+        self, call: ToolCall, action_id: str, arguments: dict[str, Any], problem: str | None
+    ) -> tuple[str, list[ImageEntry]]:
+        assert self.web is not None
+        if problem is not None:
+            text = f"Error: {problem}"
+            self._observe(action_id, shown=text, error=problem)
+            return text, []
+        outcome = run_web_tool(
+            self.web,
+            call.name,
+            arguments,
+            book=self.book,
+            sandbox=self.sandbox,
+            timeout=self.budget.execution_timeout(),
+        )
+        if outcome.execution is not None:
+            self.budget.note_execution(outcome.execution.status)
+        self._observe(
+            action_id, execution=outcome.execution, tool_result=outcome.result, shown=outcome.text, images=outcome.added
+        )
+        return outcome.text, list(outcome.added)
+
+    def _unknown_tool(self, call: ToolCall, action_id: str) -> tuple[str, list[ImageEntry]]:
+        offered = ", ".join(t["function"]["name"] for t in self.tools) or "none"
+        text = f"Error: there is no tool named {call.name!r} in this mode; the tools are: {offered}"
+        self._observe(action_id, shown=text, error=text[7:])
+        return text, []
+
+    def _observe(
+        self,
+        action_id: str,
+        *,
+        shown: str,
+        execution: Execution | None = None,
+        tool_result: Any = None,
+        images: list[ImageEntry] | tuple[ImageEntry, ...] = (),
+        error: str | None = None,
+    ) -> None:
+        self.writer.observation(
+            action_id=action_id,
+            execution=execution,
+            tool_result=tool_result,
+            shown=shown,
+            images=[image.to_dict(self.run_root) for image in images],
+            error=error,
+        )
+
+    # -- start ---------------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        values = self._prompt_values()
+        templates = self.config.templates
+        system = templates.system_text(self.config.mode, values)
+        content: list[dict[str, Any]] = [text_part(templates.user_text(values))]
+        for entry in sorted(self.book.entries.values(), key=lambda e: e.index):
+            content += [text_part(f"{entry.label()}:"), image_part(entry.path)]
+        self.messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
+        self.writer.write(
+            "episode_start",
+            task=self.task.to_dict(),
+            config=self.config.to_dict(),
+            model=self.agent.model,
+            mode=self.config.mode,
+            runtime=_runtime_info(self.sandbox),
+            tools=[t["function"]["name"] for t in self.tools],
+            messages=[redact(m) for m in self.messages],
+            images=[e.to_dict(self.run_root) for e in self.book.entries.values()],
+        )
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        tools = atomic_schemas() if self.config.mode == "atm" else []
+        return tools + (web_schemas() if self.web is not None else [])
+
+    def _prompt_values(self) -> dict[str, Any]:
+        limits = self.config.budgets
+        names = [e.name for e in sorted(self.book.entries.values(), key=lambda e: e.index)]
+        return prompt_values(
+            prompt=self.task.prompt,
+            image_names=names,
+            profile=self.config.profile,
+            web_tools=list(WEB_TOOLS) if self.web is not None else [],
+            image_tools=atomic_tool_lines(),
+            max_rounds=limits.max_rounds,
+            max_tool_calls=limits.max_tool_calls,
+            execution_timeout=limits.execution_timeout,
+        )
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+
+def redact(message: Message) -> Message:
+    """A copy of ``message`` with inline image data replaced by ``sha256:...`` and a byte count (for traces)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return dict(message)
+    parts = []
+    for part in content:
+        url = part.get("image_url", {}).get("url", "") if isinstance(part, dict) else ""
+        if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+            data = base64.b64decode(url.split(",", 1)[1])
+            ref = {"url": f"sha256:{hashlib.sha256(data).hexdigest()}", "bytes": len(data)}
+            parts.append({"type": "image_url", "image_url": ref})
+        else:
+            parts.append(part)
+    return {**message, "content": parts}
+
+
+def _arguments(call: ToolCall) -> tuple[dict[str, Any], str | None]:
+    try:
+        return call.arguments(), None
+    except ToolArgumentsError as exc:
+        return {}, str(exc)
+
+
+def _runtime_info(sandbox: Any) -> Any:
+    try:
+        return sandbox.info.to_dict()
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _agent_detail(exc: AgentError) -> dict[str, Any]:
+    detail: dict[str, Any] = {}
+    for name in ("attempts", "status", "retries"):
+        if hasattr(exc, name):
+            detail[name] = getattr(exc, name)
+    return detail
+
+
+def _tb(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+SandboxFactory = Callable[[Task], Any]
+
+
+def run_episode(
+    task: Task,
+    agent: Agent,
+    *,
+    make_sandbox: SandboxFactory,
+    config: EpisodeConfig,
+    writer: TraceWriter,
+    images_dir: Path,
+    web: WebTools | None = None,
+    run_root: Path | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> EpisodeOutcome:
+    """Start a sandbox for ``task``, play the episode, and always close the sandbox.
+
+    A sandbox that cannot start is recorded (``error`` + ``episode_end`` with ``runtime_error``).
+    """
+    try:
+        sandbox = make_sandbox(task)
+    except Exception as exc:
+        return record_failed_start(task, agent.model, config, writer, "runtime", exc)
+    try:
+        episode = Episode(
+            task,
+            agent,
+            sandbox,
+            config=config,
+            writer=writer,
+            images_dir=images_dir,
+            web=web,
+            run_root=run_root,
+            should_stop=should_stop,
+        )
+        return episode.run()
+    finally:
+        sandbox.close()
+
+
+def record_failed_start(
+    task: Task, model: str, config: EpisodeConfig, writer: TraceWriter, where: str, exc: BaseException
+) -> EpisodeOutcome:
+    """Trace an episode that could not begin (no agent or no sandbox): start, error, end."""
+    status = "agent_error" if where == "agent" else "runtime_error"
+    reason = f"the {'agent' if where == 'agent' else 'sandbox'} could not start: {type(exc).__name__}: {exc}"
+    writer.write(
+        "episode_start", task=task.to_dict(), config=config.to_dict(), model=model, mode=config.mode, runtime=None
+    )
+    writer.error(where=where, message=str(exc), type=type(exc).__name__)
+    writer.episode_end(status=status, reason=reason, answer=None, totals={})
+    return EpisodeOutcome(task.task_id, status, reason, None, 0, 0, 0)
+
+
+__all__ = [
+    "EPISODE_STATUSES",
+    "MODES",
+    "Episode",
+    "EpisodeAborted",
+    "EpisodeConfig",
+    "EpisodeOutcome",
+    "Mode",
+    "record_failed_start",
+    "redact",
+    "run_episode",
+]

@@ -1,0 +1,156 @@
+"""One episode trace read back for the exporter: its records grouped into what the export needs.
+
+Steps pair each ``action`` with its ``observation``; artifacts of the whole episode are indexed
+so every visual operation can name the files derived from it (lineage from the tracer events).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pixelbox.harness.traces import read_trace
+from pixelbox.tracer.events import Event
+from pixelbox.tracer.lineage import chain_for
+
+
+class ExportError(ValueError):
+    """A run cannot be exported as it stands; the message names the file and what is missing."""
+
+
+def iso_time(t: Any) -> str | None:
+    """A trace ``t`` (Unix seconds) as an ISO 8601 UTC timestamp."""
+    if not isinstance(t, (int, float)):
+        return None
+    return datetime.fromtimestamp(float(t), tz=timezone.utc).isoformat()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One action the harness took for the model, and what it gave back."""
+
+    index: int
+    action: dict[str, Any]
+    observation: dict[str, Any]
+    events: tuple[Event, ...] = ()
+
+    @property
+    def execution(self) -> dict[str, Any] | None:
+        found = self.observation.get("execution")
+        return found if isinstance(found, dict) else None
+
+    @property
+    def tool_result(self) -> dict[str, Any] | None:
+        found = self.observation.get("tool_result")
+        return found if isinstance(found, dict) else None
+
+    @property
+    def artifacts(self) -> list[dict[str, Any]]:
+        return list((self.execution or {}).get("artifacts") or [])
+
+    @property
+    def round(self) -> int:
+        return int(self.action.get("round") or 1)
+
+    @property
+    def is_code(self) -> bool:
+        return self.action.get("type") == "code"
+
+
+@dataclass
+class EpisodeRecords:
+    """A trace's records as the exporter reads them."""
+
+    path: Path
+    records: list[dict[str, Any]]
+    start: dict[str, Any]
+    steps: list[Step]
+    end: dict[str, Any] | None
+    derived: dict[int, list[int]] = field(default_factory=dict)
+    """Event seq -> indices of the artifacts whose lineage runs through that event."""
+
+    @property
+    def task(self) -> dict[str, Any]:
+        task = self.start.get("task")
+        return task if isinstance(task, dict) else {}
+
+    @property
+    def task_id(self) -> str:
+        return str(self.task.get("task_id") or self.path.stem)
+
+    @property
+    def mode(self) -> str:
+        """``gen`` or ``atm`` (``code`` and ``atomic`` are read as those)."""
+        mode = str(self.start.get("mode") or "gen")
+        return {"code": "gen", "atomic": "atm"}.get(mode, mode)
+
+    @property
+    def model(self) -> str:
+        return str(self.start.get("model") or "model")
+
+    @property
+    def turns(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("kind") == "turn"]
+
+    @property
+    def answer(self) -> str:
+        return str((self.end or {}).get("answer") or "")
+
+    def stored_images(self) -> dict[int, str]:
+        """Image index -> the run's own copy (``observation.images[].stored``, relative to the run directory)."""
+        kept: dict[int, str] = {}
+        for step in self.steps:
+            for image in step.observation.get("images") or []:
+                if isinstance(image, dict) and image.get("stored") and image.get("origin") != "input":
+                    kept[int(image["index"])] = str(image["stored"])
+        return kept
+
+    def all_artifacts(self) -> list[dict[str, Any]]:
+        """Every artifact of the episode, in the order the steps produced them."""
+        return [a for step in self.steps for a in step.artifacts]
+
+
+def read_episode(path: str | Path) -> EpisodeRecords:
+    """Read a trace into :class:`EpisodeRecords` (:class:`ExportError` when it is not an episode trace)."""
+    trace = read_trace(path)
+    start = next(iter(trace.of_kind("episode_start")), None)
+    if start is None:
+        raise ExportError(f"{path}: no episode_start record; is this a pixelbox episode trace?")
+    observations = {o.get("action_id"): o for o in trace.of_kind("observation")}
+    steps = [
+        Step(n, action, observations.get(action.get("action_id")) or {})
+        for n, action in enumerate(trace.of_kind("action"))
+    ]
+    steps = _with_events(steps)
+    end = next(iter(trace.of_kind("episode_end")), None)
+    episode = EpisodeRecords(Path(path), trace.records, start, steps, end)
+    episode.derived = _derived_artifacts([e for s in steps for e in s.events])
+    return episode
+
+
+def _with_events(steps: list[Step]) -> list[Step]:
+    """Parse each step's events; renumber after a kernel restart so seqs keep increasing."""
+    offset, last, out = 0, -1, []
+    for step in steps:
+        parsed = [Event.from_dict(r) for r in (step.execution or {}).get("events") or []]
+        if parsed and parsed[0].seq + offset <= last:
+            offset = last + 1 - parsed[0].seq
+        events = tuple(replace(e, seq=e.seq + offset) for e in parsed)
+        if events:
+            last = events[-1].seq
+        out.append(replace(step, events=events))
+    return out
+
+
+def _derived_artifacts(events: list[Event]) -> dict[int, list[int]]:
+    """For each event seq, the artifacts whose lineage (save event and its upstream chain) includes it."""
+    derived: dict[int, list[int]] = {}
+    for save in events:
+        if not isinstance(save.artifact, dict) or not save.inputs or "index" not in save.artifact:
+            continue
+        index = int(save.artifact["index"])
+        for event in [*chain_for(events, save.inputs[0]), save]:
+            derived.setdefault(event.seq, []).append(index)
+    return derived

@@ -1,0 +1,311 @@
+"""Running many tasks: a resumable run directory, a thread pool, a progress bar, one sandbox per episode.
+
+``run_tasks`` is the one entry point (the CLI, the demo and the tests call it). Finished episodes
+(a trace with ``episode_end``) are never redone, so a killed run is resumed by calling it again
+with the same settings; an unfinished trace is kept aside as ``.partial-N`` and its task rerun.
+Every episode gets a fresh sandbox that is closed whatever happens, and a failure in one episode
+(agent, sandbox, even a harness bug) is recorded in its trace and never stops the others.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tqdm import tqdm
+
+from pixelbox.harness.agents.base import Agent
+from pixelbox.harness.budgets import BudgetLimits
+from pixelbox.harness.episode import (
+    EpisodeAborted,
+    EpisodeConfig,
+    EpisodeOutcome,
+    record_failed_start,
+    run_episode,
+)
+from pixelbox.harness.prompts import PromptTemplates
+from pixelbox.harness.tasks import Task
+from pixelbox.harness.traces import RunDirectory, select_shard
+from pixelbox.harness.web import CacheMode, WebCache, WebTools
+from pixelbox.kernel.imageio.profiles import PROFILES
+from pixelbox.runtime.options import SandboxOptions
+
+AgentFactory = Callable[[Task], Agent]
+WebFactory = Callable[[Task], WebTools]
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """Web tools from the real providers (keys from the environment) with a per-task record/replay cache.
+
+    ``cache_root`` holds one directory per task; ``cache_mode`` is ``auto``, ``record``, ``replay``
+    (offline: answers only from the cache) or ``off``. The URLs point the providers elsewhere
+    (tests serve them locally).
+    """
+
+    cache_root: str | Path | None = None
+    cache_mode: CacheMode = "auto"
+    serper_url: str | None = None
+    jina_url: str | None = None
+    imgbb_url: str | None = None
+
+    def tools_for(self, task: Task) -> WebTools:
+        """The web tools of one task."""
+        cache = (
+            WebCache.for_task(self.cache_root, task.task_id, self.cache_mode)
+            if self.cache_root is not None and self.cache_mode != "off"
+            else None
+        )
+        urls = {
+            k: v
+            for k, v in (("serper_url", self.serper_url), ("jina_url", self.jina_url), ("imgbb_url", self.imgbb_url))
+            if v
+        }
+        return WebTools.from_env(cache, **urls)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cache_root": str(self.cache_root) if self.cache_root else None, "cache_mode": self.cache_mode}
+
+
+@dataclass
+class RunSummary:
+    """What a run (or a resumption) achieved.
+
+    ``counts`` is the number of episodes per final status over every selected task that is
+    finished now (including ones finished by earlier attempts); ``ran`` are the episodes this call
+    played, ``skipped`` those already finished; ``failed`` lists harness failures that left an
+    episode unfinished (it will be redone on the next resume).
+    """
+
+    out_dir: Path
+    total: int
+    ran: int
+    skipped: int
+    counts: dict[str, int] = field(default_factory=dict)
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def finished(self) -> int:
+        """Selected tasks with a finished episode."""
+        return sum(self.counts.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out_dir": str(self.out_dir),
+            "total": self.total,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "finished": self.finished,
+            "counts": dict(self.counts),
+            "failed": list(self.failed),
+            "episodes": list(self.episodes),
+        }
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    *,
+    agent_factory: AgentFactory,
+    mode: Literal["gen", "atm"],
+    out_dir: str | Path,
+    sandbox_options: SandboxOptions | None = None,
+    budgets: BudgetLimits | None = None,
+    web: WebFactory | WebConfig | None = None,
+    profile: str = "agentic-mme",
+    concurrency: int = 1,
+    shard: tuple[int, int] | None = None,
+    progress: bool = True,
+    templates: PromptTemplates | None = None,
+) -> RunSummary:
+    """Run ``tasks`` (or shard ``(i, n)`` of them) in ``mode``, writing traces under ``out_dir``; resumable.
+
+    ``agent_factory(task)`` makes a fresh agent per episode. ``web`` is a :class:`WebConfig` or a
+    function giving each task its :class:`WebTools` (None: no web tools are offered).
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+    config = EpisodeConfig(
+        mode=mode, profile=profile, budgets=budgets or BudgetLimits(), templates=templates or PromptTemplates()
+    )
+    options = sandbox_options or SandboxOptions()
+    selected = select_shard(tasks, *shard) if shard is not None else list(tasks)
+    run = RunDirectory.open(out_dir, _run_config(config, options, web, concurrency, shard))
+    pending = run.pending(selected)
+    web_factory = web.tools_for if isinstance(web, WebConfig) else web
+    player = _Player(run, config, options, agent_factory, web_factory)
+    failed = _play_all(player, pending, concurrency, progress)
+    return _summary(run, selected, len(pending), failed)
+
+
+# -- one episode ---------------------------------------------------------------------------------------
+
+
+class _Player:
+    """Plays single episodes of a run (thread-safe: every episode has its own objects)."""
+
+    def __init__(
+        self,
+        run: RunDirectory,
+        config: EpisodeConfig,
+        options: SandboxOptions,
+        agent_factory: AgentFactory,
+        web_factory: WebFactory | None,
+    ) -> None:
+        self.run, self.config, self.options = run, config, options
+        self.agent_factory, self.web_factory = agent_factory, web_factory
+        self.stop = threading.Event()
+        """Set when the run is interrupted: episodes stop at their next step, unfinished."""
+
+    def play(self, task: Task) -> EpisodeOutcome | None:
+        """Run one task to a finished trace and its summary file (None when the run was stopped first)."""
+        if self.stop.is_set():
+            return None
+        writer = self.run.start_episode(task.task_id)
+        try:
+            outcome = self._play(task, writer)
+        finally:
+            writer.close()
+        self.run.finish(task.task_id)
+        return outcome
+
+    def _play(self, task: Task, writer: Any) -> EpisodeOutcome:
+        try:
+            agent = self.agent_factory(task)
+            web = self.web_factory(task) if self.web_factory is not None else None
+        except Exception as exc:
+            return record_failed_start(task, "unknown", self.config, writer, "agent", exc)
+        return run_episode(
+            task,
+            agent,
+            make_sandbox=self.make_sandbox,
+            config=self.config,
+            writer=writer,
+            images_dir=self.run.images_dir(task.task_id),
+            web=web,
+            run_root=self.run.root,
+            should_stop=self.stop.is_set,
+        )
+
+    def make_sandbox(self, task: Task) -> Any:
+        """A fresh sandbox with the task's images and the image I/O layer in the run's profile."""
+        from pixelbox.runtime.sandbox import Sandbox
+
+        return Sandbox(episode_options(self.options, self.config, len(task.images)), inputs=list(task.images))
+
+
+def episode_options(options: SandboxOptions, config: EpisodeConfig, input_count: int) -> SandboxOptions:
+    """``options`` with the I/O layer on in the episode's profile and the execution deadline from the budget.
+
+    With several inputs, artifacts are numbered after the last input so every image has one index.
+    """
+    io = {"enabled": True, "profile": config.profile, **dict(options.io)}
+    if input_count > PROFILES[config.profile].first_index:
+        io.setdefault("first_index", input_count)
+    return options.with_(io=io, timeout=config.budgets.execution_timeout)
+
+
+# -- many episodes ---------------------------------------------------------------------------------------
+
+
+def _play_all(player: _Player, tasks: list[Task], concurrency: int, progress: bool) -> list[dict[str, str]]:
+    failed: list[dict[str, str]] = []
+    lock = threading.Lock()
+    bar = tqdm(
+        total=len(tasks), disable=not progress, desc=f"episodes ({player.config.mode})", unit="ep", file=sys.stderr
+    )
+
+    def one(task: Task) -> None:
+        try:
+            outcome = player.play(task)
+            if outcome is None:
+                return
+            line = _status_line(outcome)
+        except EpisodeAborted:
+            return
+        except Exception as exc:
+            with lock:
+                failed.append(
+                    {
+                        "task_id": task.task_id,
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "traceback": traceback.format_exc()[-2000:],
+                    }
+                )
+            line = f"{task.task_id}: harness failure ({type(exc).__name__}: {exc}); it will be redone on resume"
+        with lock:
+            if progress:
+                bar.write(line, file=sys.stderr)
+            bar.update(1)
+
+    try:
+        if concurrency == 1:
+            for task in tasks:
+                one(task)
+        else:
+            _in_pool(one, tasks, concurrency, player.stop)
+    finally:
+        bar.close()
+    return failed
+
+
+def _in_pool(one: Callable[[Task], None], tasks: list[Task], concurrency: int, stop: threading.Event) -> None:
+    """Run ``one`` over ``tasks`` in threads; on Ctrl-C, tell running episodes to stop, then wait for them."""
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="pixelbox-episode")
+    try:
+        for future in as_completed([pool.submit(one, task) for task in tasks]):
+            future.result()
+    except KeyboardInterrupt:
+        stop.set()  # running episodes stop at their next step, unfinished; resume redoes them
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _status_line(outcome: EpisodeOutcome) -> str:
+    answer = f" answer={outcome.answer!r}" if outcome.answer is not None else ""
+    reason = f" ({outcome.reason})" if outcome.reason and outcome.status != "answered" else ""
+    counts = f"{outcome.rounds} rounds, {outcome.tool_calls} actions, {outcome.images} images"
+    return f"{outcome.task_id}: {outcome.status}{reason}{answer} [{counts}]"
+
+
+def _summary(run: RunDirectory, selected: Sequence[Task], ran: int, failed: list[dict[str, str]]) -> RunSummary:
+    wanted = {task.task_id for task in selected}
+    episodes = [s for s in run.summaries() if s.get("task_id") in wanted]
+    counts = dict(Counter(str(s.get("status")) for s in episodes if s.get("finished")))
+    return RunSummary(
+        out_dir=run.root,
+        total=len(selected),
+        ran=ran,
+        skipped=len(selected) - ran,
+        counts=counts,
+        episodes=episodes,
+        failed=failed,
+    )
+
+
+def _run_config(
+    config: EpisodeConfig,
+    options: SandboxOptions,
+    web: WebFactory | WebConfig | None,
+    concurrency: int,
+    shard: tuple[int, int] | None,
+) -> dict[str, Any]:
+    sandbox = options.to_dict()
+    web_view: Any = web.to_dict() if isinstance(web, WebConfig) else ("custom" if web is not None else None)
+    return {
+        **config.to_dict(),
+        "sandbox": sandbox,
+        "web": web_view,
+        "concurrency": concurrency,
+        "shard": list(shard) if shard is not None else None,
+    }

@@ -1,0 +1,178 @@
+"""Atomic tool calls inside the kernel: validate, fetch the image by index, run the canonical tool, capture.
+
+The host sends the uninstrumented cell ``__pbx__.tool(NAME, ARGUMENTS_JSON)``
+(``Sandbox.call_tool``); :meth:`Recorder.tool` delegates here. One call:
+
+1. checks the arguments against the published schema (:mod:`pixelbox.kernel.atomic_spec`);
+2. fetches image ``image_index``: the task inputs first (0, 1, ...), then every artifact captured
+   so far, by the index the I/O layer gave it;
+3. runs the canonical implementation (:mod:`pixelbox.kernel.recorder.canonical`), which records
+   the same canonical event code mode would, with api ``pixelbox.tools.<name>`` and no source;
+4. captures the result through the I/O layer as a new artifact (capture kind ``tool``), so it gets
+   the next index and the profile's name, and the recorder links it to the event's output;
+5. prints one summary line (the tool's answer to the model).
+
+A bad call raises :class:`ToolError` saying what was wrong and what is valid; the kernel's state
+is untouched, so the episode simply goes on. Only stdlib, numpy, PIL and cv2 are used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pixelbox.kernel.atomic_spec import TOOL_SPECS, ToolError, parse_call
+
+API_PREFIX = "pixelbox.tools."
+ADD_IMAGE = "add_image"
+"""Internal tool the harness uses to put a downloaded image (already uploaded to the workspace) in the list."""
+RAW_ARGUMENTS_KEY = "__pixelbox_raw_arguments__"
+"""Arguments that were not a JSON object travel as ``{RAW_ARGUMENTS_KEY: text}`` and are judged as that text."""
+_WORKING_MODES = ("RGB", "RGBA", "L")
+
+__all__ = ["ADD_IMAGE", "RAW_ARGUMENTS_KEY", "TOOL_SPECS", "ImageRef", "ToolError", "available_images", "run_tool"]
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """One image the tools can address: its index, lineage key, file name and kernel path."""
+
+    index: int
+    key: str
+    name: str
+    path: str
+
+
+def run_tool(name: str, arguments_json: str) -> None:
+    """Run one atomic tool call; prints the summary line, raises :class:`ToolError` for a bad call."""
+    if name == ADD_IMAGE:
+        _add_image(arguments_json)
+        return
+    call = parse_call(name, _unwrap(arguments_json))
+    layer = _layer()
+    source = find_image(layer, call.image_index)
+    image = _load(layer, source)
+    result = _apply(call.name, image, call.kwargs)
+    record = _capture(layer, result, "tool", API_PREFIX + call.name)
+    note = f" [{call.label}]" if call.label else ""
+    print(
+        f"{call.name}{note}: image {source.index} -> image {record['index']} "
+        f"({record['name']}, {record['width']}x{record['height']})"
+    )
+
+
+def available_images(layer: Any) -> list[ImageRef]:
+    """Inputs, then artifacts, in index order (an input wins if an artifact index collides with it)."""
+    refs = {
+        image.index: ImageRef(image.index, f"input:{image.index}", image.name, image.path)
+        for image in layer.settings.inputs
+    }
+    for record in layer.store.records:
+        refs.setdefault(
+            record["index"], ImageRef(record["index"], f"artifact:{record['index']}", record["name"], record["path"])
+        )
+    return [refs[index] for index in sorted(refs)]
+
+
+def find_image(layer: Any, index: int) -> ImageRef:
+    """The image at ``index``, or a :class:`ToolError` listing the images there are."""
+    images = available_images(layer)
+    found = next((ref for ref in images if ref.index == index), None)
+    if found is None:
+        listing = ", ".join(f"{ref.index} ({ref.name})" for ref in images) or "none"
+        raise ToolError(f"image_index {index} does not exist; the images are: {listing}")
+    return found
+
+
+# -- steps ---------------------------------------------------------------------------------------
+
+
+def _unwrap(arguments_json: str) -> str:
+    """The model's own text when the host wrapped unparseable arguments (see :data:`RAW_ARGUMENTS_KEY`)."""
+    if isinstance(arguments_json, str) and RAW_ARGUMENTS_KEY in arguments_json:
+        import json
+
+        try:
+            value = json.loads(arguments_json)
+        except ValueError:
+            return arguments_json
+        if isinstance(value, dict) and set(value) == {RAW_ARGUMENTS_KEY} and isinstance(value[RAW_ARGUMENTS_KEY], str):
+            return str(value[RAW_ARGUMENTS_KEY])
+    return arguments_json
+
+
+def _layer() -> Any:
+    from pixelbox.kernel.imageio import current_layer
+
+    layer = current_layer()
+    if layer is None:
+        raise ToolError("atomic tools need the image I/O layer; start the sandbox with io enabled")
+    return layer
+
+
+def _load(layer: Any, ref: ImageRef) -> Any:
+    """Decode the image file (unpatched), in a mode every tool handles, registered under its lineage key."""
+    from PIL import Image
+
+    from pixelbox.kernel.imageio import lineage
+
+    with layer.guard(), Image.open(ref.path) as opened:
+        opened.load()
+        image = opened.copy()
+    if image.mode not in _WORKING_MODES:
+        has_alpha = "A" in image.getbands() or "transparency" in image.info
+        image = image.convert("RGBA" if has_alpha else "RGB")
+    lineage.register_root(image, ref.key)
+    return image
+
+
+def _apply(name: str, image: Any, kwargs: dict[str, Any]) -> Any:
+    from pixelbox.kernel.recorder import canonical
+
+    try:
+        return canonical.TOOLS[name](image, **kwargs)
+    except canonical.ToolError as exc:
+        raise ToolError(f"{name}: {exc}") from None
+
+
+def _capture(layer: Any, image: Any, kind: str, api: str) -> dict[str, Any]:
+    from pixelbox.kernel.imageio import ArtifactLimitError
+    from pixelbox.kernel.imageio.pil_hooks import capture_shown
+
+    try:
+        return capture_shown(layer, image, kind, api)
+    except ArtifactLimitError as exc:
+        raise ToolError(str(exc).replace("this code block", "this call")) from None
+
+
+def _add_image(arguments_json: str) -> None:
+    """Capture an image file the host put in the workspace (a download) as the next image; delete the file."""
+    import json
+
+    from PIL import Image
+
+    try:
+        arguments = json.loads(arguments_json)
+        path, url = arguments["path"], arguments.get("url")
+    except (TypeError, ValueError, KeyError):
+        raise ToolError('add_image takes {"path": FILE_IN_WORKSPACE, "url": SOURCE}') from None
+    layer = _layer()
+    real = os.path.realpath(str(path))
+    if os.path.commonpath([real, layer.settings.workspace]) != layer.settings.workspace or not os.path.isfile(real):
+        raise ToolError(f"add_image: {path!r} is not a file in the workspace")
+    try:
+        with layer.guard(), Image.open(real) as opened:
+            opened.load()
+            image = opened.copy()
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ToolError(f"add_image: {path!r} is not a readable image ({exc})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(real)
+    record = _capture(layer, image, "download", API_PREFIX + "download_image")
+    source = f" from {url}" if url else ""
+    print(
+        f"downloaded image{source} -> image {record['index']} ({record['name']}, {record['width']}x{record['height']})"
+    )

@@ -1,0 +1,336 @@
+"""The 14 atomic image tools as data: their parameters, ranges and defaults, and argument checking.
+
+One table serves both sides of atomic mode: the kernel validates every call against it before
+touching an image (:func:`parse_call`), and the harness turns it into the function-calling
+schemas the model sees (:func:`function_schema`). Keeping one table means the model is never
+told a range the kernel then rejects. Standard library only (it runs inside the kernel).
+
+Every tool takes ``image_index`` (which image to work on: 0 is the first input, each new image
+gets the next index) and an optional ``label`` saying what the operation is for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["integer", "number", "boolean", "string", "bbox"]
+_REQUIRED: Any = object()
+
+
+class ToolError(ValueError):
+    """A bad atomic tool call; the message says what was wrong and what is valid instead."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tool parameter: JSON kind, description, default (absent = required), range or choices."""
+
+    name: str
+    kind: Kind
+    description: str
+    default: Any = _REQUIRED
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> bool:
+        """Whether the model must pass it."""
+        return self.default is _REQUIRED
+
+    def describe(self) -> str:
+        """Short human form, e.g. ``zoom_scale: number 0.5-5.0, default 1.0``."""
+        kind = "[x1, y1, x2, y2] in 0-1000" if self.kind == "bbox" else self.kind
+        text = f"{self.name}: {kind}"
+        if self.choices:
+            text += " (" + " | ".join(self.choices) + ")"
+        elif self.kind != "bbox" and self.maximum is not None:
+            text += f" {_num(self.minimum)}-{_num(self.maximum)}"
+        elif self.kind != "bbox" and self.minimum is not None:
+            text += f" >= {_num(self.minimum)}"
+        if not self.required and self.default is not None:
+            text += f", default {json.dumps(self.default)}"
+        return text
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One atomic tool: its name, what it does, and its own parameters (besides image_index and label)."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...] = ()
+    at_least_one_of: tuple[str, ...] = field(default=())
+
+    def all_params(self) -> tuple[Param, ...]:
+        """image_index first, then the tool's own parameters, then label."""
+        return (IMAGE_INDEX, *self.params, LABEL)
+
+    def signature(self) -> str:
+        """The call in one line, for error messages."""
+        return f"{self.name}(" + "; ".join(p.describe() for p in self.all_params()) + ")"
+
+
+@dataclass(frozen=True)
+class ParsedCall:
+    """A validated call: which image, the label, and keyword arguments for the canonical tool."""
+
+    name: str
+    image_index: int
+    label: str | None
+    kwargs: dict[str, Any]
+
+
+IMAGE_INDEX = Param(
+    "image_index",
+    "integer",
+    "Index of the image to work on: 0 is the first input image, every new image gets the next index.",
+    minimum=0,
+)
+LABEL = Param("label", "string", "Optional short note of what this operation is for.", default=None)
+_FACTOR = "Factor, 1.0 leaves the image unchanged."
+
+TOOL_SPECS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            "crop",
+            "Cut out a region given in 0-1000 normalized coordinates ((0,0) is the top-left corner, (1000,1000) "
+            "the bottom-right) and optionally zoom it. Boxes reaching past the image edge are clamped to it.",
+            (
+                Param("bbox_2d", "bbox", "The region as [x1, y1, x2, y2], each in 0-1000, x2 > x1 and y2 > y1."),
+                Param("zoom_scale", "number", "Zoom applied after cutting.", 1.0, 0.5, 5.0),
+            ),
+        ),
+        ToolSpec(
+            "rotate",
+            "Rotate the image; positive angles turn it counterclockwise.",
+            (
+                Param("angle", "number", "Angle in degrees, counterclockwise.", minimum=-360, maximum=360),
+                Param("expand", "boolean", "Grow the canvas so no corner is cut off.", True),
+            ),
+        ),
+        ToolSpec(
+            "flip",
+            "Mirror the image.",
+            (
+                Param(
+                    "direction",
+                    "string",
+                    "Which way to flip.",
+                    "horizontal",
+                    choices=("horizontal", "vertical", "both"),
+                ),
+            ),
+        ),
+        ToolSpec(
+            "resize",
+            "Resize to a width and/or height in pixels (one alone keeps the aspect ratio), or by a scale factor.",
+            (
+                Param("width", "integer", "New width in pixels.", None, 1, 16384),
+                Param("height", "integer", "New height in pixels.", None, 1, 16384),
+                Param("scale", "number", "Factor for both sides (instead of width/height).", None, 0.01, 10),
+            ),
+            at_least_one_of=("width", "height", "scale"),
+        ),
+        ToolSpec(
+            "enhance",
+            "Change brightness, contrast and/or sharpness (applied in that order).",
+            (
+                Param("brightness", "number", _FACTOR, 1.0, 0, 10),
+                Param("contrast", "number", _FACTOR, 1.0, 0, 10),
+                Param("sharpness", "number", _FACTOR, 1.0, 0, 10),
+            ),
+        ),
+        ToolSpec("grayscale", "Convert to grayscale."),
+        ToolSpec(
+            "autocontrast",
+            "Stretch the histogram to the full range.",
+            (Param("cutoff", "number", "Percent of the lightest and darkest pixels to ignore.", 0, 0, 49),),
+        ),
+        ToolSpec("invert", "Invert the colors (negative)."),
+        ToolSpec("equalize", "Equalize the histogram."),
+        ToolSpec(
+            "threshold",
+            "Threshold the grayscale image.",
+            (
+                Param("value", "number", "Threshold level.", 128, 0, 255),
+                Param(
+                    "mode",
+                    "string",
+                    "What happens above/below the level.",
+                    "binary",
+                    choices=("binary", "binary_inv", "trunc", "tozero"),
+                ),
+            ),
+        ),
+        ToolSpec("blur", "Gaussian blur.", (Param("radius", "integer", "Blur radius in pixels.", 2, 0, 50),)),
+        ToolSpec("sharpen", "Sharpen edges."),
+        ToolSpec(
+            "denoise",
+            "Remove noise (non-local means).",
+            (Param("strength", "number", "Filter strength.", 10, 1, 30),),
+        ),
+        ToolSpec(
+            "edge_detect",
+            "Find edges.",
+            (Param("method", "string", "Edge detector.", "canny", choices=("canny", "sobel", "simple")),),
+        ),
+    )
+}
+"""The tools by name, in the order they are offered to the model."""
+
+
+def parse_call(name: Any, arguments_json: Any) -> ParsedCall:
+    """Validate a call as the model sent it (tool name and JSON text); raises :class:`ToolError`."""
+    spec = TOOL_SPECS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise ToolError(f"unknown atomic tool {name!r}; the image tools are: {', '.join(TOOL_SPECS)}")
+    arguments = _decode(spec, arguments_json)
+    return check_arguments(spec, arguments)
+
+
+def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> ParsedCall:
+    """Validate decoded arguments against ``spec``; unknown names, wrong types and bad ranges are errors."""
+    known = {p.name: p for p in spec.all_params()}
+    unknown = sorted(set(arguments) - set(known))
+    if unknown:
+        raise ToolError(f"{spec.name} has no parameter(s) {', '.join(unknown)}; call it as {spec.signature()}")
+    values: dict[str, Any] = {}
+    for param in known.values():
+        if param.name in arguments and arguments[param.name] is not None:
+            values[param.name] = _check_value(spec, param, arguments[param.name])
+        elif param.required:
+            raise ToolError(f"{spec.name} needs {param.describe()}; call it as {spec.signature()}")
+        elif param.default is not None:
+            values[param.name] = param.default
+    if spec.at_least_one_of and not any(values.get(n) is not None for n in spec.at_least_one_of):
+        raise ToolError(f"{spec.name} needs at least one of {', '.join(spec.at_least_one_of)}; {spec.signature()}")
+    if spec.name == "resize" and values.get("scale") is not None and ("width" in values or "height" in values):
+        raise ToolError("resize takes either width/height or scale, not both")
+    index, label = values.pop("image_index"), values.pop("label", None)
+    return ParsedCall(spec.name, index, label, values)
+
+
+def function_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The OpenAI function-calling schema of one tool."""
+    properties = {p.name: _json_schema(p) for p in spec.all_params()}
+    required = [p.name for p in spec.all_params() if p.required]
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description + " Adds the result as a new image and returns its index.",
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _decode(spec: ToolSpec, arguments_json: Any) -> dict[str, Any]:
+    if isinstance(arguments_json, Mapping):
+        return dict(arguments_json)
+    if not isinstance(arguments_json, str):
+        raise ToolError(f"{spec.name}: arguments must be a JSON object text, got {type(arguments_json).__name__}")
+    try:
+        value = json.loads(arguments_json or "{}")
+    except json.JSONDecodeError as exc:
+        raise ToolError(
+            f"{spec.name}: the arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+            f"send a JSON object such as {_example(spec)}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolError(f"{spec.name}: the arguments must be a JSON object such as {_example(spec)}")
+    return value
+
+
+def _check_value(spec: ToolSpec, param: Param, value: Any) -> Any:
+    where = f"{spec.name}: {param.name}"
+    if param.kind == "bbox":
+        return _check_bbox(where, value)
+    if param.kind == "boolean":
+        if not isinstance(value, bool):
+            raise ToolError(f"{where} must be true or false, got {json.dumps(value)}")
+        return value
+    if param.kind == "string":
+        if not isinstance(value, str):
+            raise ToolError(f"{where} must be a string, got {json.dumps(value)}")
+        if param.choices and value not in param.choices:
+            raise ToolError(f"{where} must be one of {', '.join(param.choices)}; got {value!r}")
+        return value
+    number = _number(where, value, integer=param.kind == "integer")
+    low, high = param.minimum, param.maximum
+    if (low is not None and number < low) or (high is not None and number > high):
+        allowed = f"between {_num(low)} and {_num(high)}" if high is not None else f"at least {_num(low)}"
+        raise ToolError(f"{where} must be {allowed}, got {_num(number)}")
+    return number
+
+
+def _number(where: str, value: Any, *, integer: bool) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ToolError(f"{where} must be {'an integer' if integer else 'a number'}, got {json.dumps(value)}")
+    if integer:
+        if isinstance(value, float) and not value.is_integer():
+            raise ToolError(f"{where} must be a whole number, got {value}")
+        return int(value)
+    return value
+
+
+def _check_bbox(where: str, value: Any) -> list[float]:
+    shape = f"{where} must be [x1, y1, x2, y2] with numbers in 0-1000 ((0,0) is the top-left corner)"
+    if not isinstance(value, list) or len(value) != 4:
+        raise ToolError(f"{shape}; got {json.dumps(value)}")
+    numbers = [_number(where, v, integer=False) for v in value]
+    if any(v < 0 or v > 1000 for v in numbers):
+        raise ToolError(f"{shape}; got {json.dumps(value)}, which leaves the 0-1000 range")
+    x1, y1, x2, y2 = numbers
+    if x2 <= x1 or y2 <= y1:
+        raise ToolError(f"{shape} and x2 > x1, y2 > y1; got {json.dumps(value)}, an empty box")
+    return numbers
+
+
+def _json_schema(param: Param) -> dict[str, Any]:
+    schema: dict[str, Any]
+    if param.kind == "bbox":
+        item = {"type": "number", "minimum": 0, "maximum": 1000}
+        schema = {"type": "array", "items": item, "minItems": 4, "maxItems": 4}
+    else:
+        schema = {"type": param.kind}
+        if param.minimum is not None:
+            schema["minimum"] = param.minimum
+        if param.maximum is not None:
+            schema["maximum"] = param.maximum
+    if param.choices:
+        schema["enum"] = list(param.choices)
+    if not param.required and param.default is not None:
+        schema["default"] = param.default
+    schema["description"] = param.description
+    return schema
+
+
+def _example(spec: ToolSpec) -> str:
+    example: dict[str, Any] = {"image_index": 0}
+    if spec.name == "crop":
+        example["bbox_2d"] = [250, 250, 750, 750]
+    elif spec.name == "rotate":
+        example["angle"] = 90
+    elif spec.name == "resize":
+        example["scale"] = 2
+    return json.dumps(example)
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"

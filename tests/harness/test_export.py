@@ -1,0 +1,152 @@
+"""Export to the official Agentic-MME layout, from runs made by the real runner on local sandboxes.
+
+The recordings solve two demo tasks (one of them in two steps) with a web search in between, in
+both modes, so the tests can check completeness, the true chronological order of
+``tool_use_list.json`` and that the official checkpoint semantics can read what we write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from pixelbox.harness.export import ExportError, export_run
+from pixelbox.harness.official_vtool import verdicts_for_export
+from pixelbox.harness.traces import read_trace
+from tests.harness.demo_runs import QUERY, demo_tasks, run_mode, web_cache, write_recordings
+
+TASKS = ["demo-crop-rotate-tag", "demo-crop-sign"]
+FILES = ["orig.png", "task.json", "model_answer.txt", "conversation.json", "tool_use_list.json", "run_meta.json"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``ROOT/{gen,atm}`` run directories and their export in ``ROOT/export``."""
+    root = tmp_path_factory.mktemp("export")
+    tasks = demo_tasks(root / "demo", TASKS)
+    web = web_cache(root / "web", tasks)
+    for mode in ("gen", "atm"):
+        recordings = write_recordings(root / "recordings" / mode, mode, tasks, search=True)
+        summary = run_mode(root / mode, mode, tasks, recordings=recordings, web=web)  # type: ignore[arg-type]
+        assert summary.counts == {"answered": 2}, summary.failed
+        export_run(root / mode, root / "export")
+    return root
+
+
+def exported(runs: Path, mode: str, task_id: str = "demo-crop-rotate-tag") -> Path:
+    return runs / "export" / mode / "replay-demo" / task_id
+
+
+def entries(folder: Path) -> list[dict[str, Any]]:
+    return json.loads((folder / "tool_use_list.json").read_text())
+
+
+@pytest.mark.parametrize("mode", ["gen", "atm"])
+def test_every_file_of_the_layout_is_written(runs: Path, mode: str) -> None:
+    for task_id, answer in (("demo-crop-rotate-tag", "BAY 19"), ("demo-crop-sign", "GATE 47")):
+        folder = exported(runs, mode, task_id)
+        assert all((folder / name).is_file() for name in FILES), sorted(p.name for p in folder.iterdir())
+        assert (folder / "model_answer.txt").read_text() == answer
+        assert sorted(p.name for p in (folder / "raw_model_output_turn_0.txt").parent.glob("raw_*")) == [
+            f"raw_model_output_turn_{k}.txt" for k in range(3 if task_id == "demo-crop-sign" else 4)
+        ]
+        cached = [p.name for p in (folder / "search_cache").iterdir()]
+        assert len(cached) == 1 and cached[0].startswith("google_search-")
+        meta = json.loads((folder / "run_meta.json").read_text())
+        assert json.loads(Path(meta["task_file"]).read_text())["task_id"] == task_id
+        assert meta["mode"] == {"gen": "general_rollout", "atm": "atomic_tools"}[mode]
+
+
+@pytest.mark.parametrize("mode", ["gen", "atm"])
+def test_tool_images_are_the_artifacts_the_trace_recorded(runs: Path, mode: str) -> None:
+    trace = read_trace(runs / mode / "episodes" / "demo-crop-rotate-tag.jsonl")
+    recorded = {
+        a["name"]: a["sha256"]
+        for o in trace.of_kind("observation")
+        if isinstance(o.get("execution"), dict)
+        for a in o["execution"]["artifacts"]
+    }
+    folder = exported(runs, mode) / "tool_images"
+    copied = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+    assert copied == recorded and len(copied) == 2
+    with Image.open(exported(runs, mode) / "orig.png") as orig:
+        assert orig.size == (1600, 1200)
+
+
+def test_code_mode_entries_follow_what_happened(runs: Path) -> None:
+    folder = exported(runs, "gen")
+    listed = entries(folder)
+    assert [e["tool_name"] for e in listed] == [
+        "run_visual_processing_code", "crop", "resize", "google_search", "run_visual_processing_code", "rotate",
+    ]  # fmt: skip
+    assert [e["index"] for e in listed] == list(range(6))
+    assert [e["turn"] for e in listed] == [0, 0, 0, 1, 2, 2]
+    stamps = [e["timestamp"] for e in listed]
+    assert stamps == sorted(stamps)
+    crop, search, rotate = listed[1], listed[3], listed[5]
+    assert crop["raw_tool_name"] == "python_image_processing" and crop["arguments"]["op"] == "crop"
+    assert crop["arguments"]["save"] == "transformed_image_1.png" and crop["arguments"]["line"] == 8
+    assert [Path(p).name for p in crop["output"]["output_paths"]] == [
+        "transformed_image_1.png",
+        "transformed_image_2.png",
+    ]
+    assert rotate["arguments"]["save"] == "transformed_image_2.png" and rotate["output"]["declared_only"] is False
+    assert search["arguments"] == {"query": QUERY["query"]} and "Yellow tags mark" in search["output"]["context"]
+    assert json.loads((folder / "run_meta.json").read_text())["effective_tool_calls"] == 4
+    assert "zoomed.rotate(180)" in (folder / "model_code_turn_2.py").read_text()
+
+
+def test_atomic_mode_has_one_entry_per_call(runs: Path) -> None:
+    listed = entries(exported(runs, "atm"))
+    assert [e["tool_name"] for e in listed] == ["crop", "google_search", "rotate"]
+    crop, rotate = listed[0], listed[2]
+    assert crop["arguments"]["bbox_2d"] == [110, 130, 290, 235] and crop["output"]["ops"] == ["crop", "resize"]
+    assert (crop["output"]["new_image_index"], rotate["output"]["new_image_index"]) == (1, 2)
+    assert all(Path(e["output"]["output_path"]).is_file() for e in (crop, rotate))
+    raw = (exported(runs, "atm") / "raw_model_output_turn_0.txt").read_text()
+    assert "--- Function Calls ---\nTool: crop" in raw
+
+
+def test_conversation_holds_the_messages_in_order(runs: Path) -> None:
+    talk = json.loads((exported(runs, "gen") / "conversation.json").read_text())
+    roles = [m["role"] for m in talk["messages"]]
+    assert roles[:3] == ["system", "user", "assistant"] and roles[-1] == "assistant"
+    assert "tool_call" in roles and "tool_response" in roles
+    assert talk["final_answer"] == "BAY 19" and [i["index"] for i in talk["images"]] == [0, 1, 2]
+    assert not any("base64" in m["content"] for m in talk["messages"])
+
+
+@pytest.mark.parametrize("mode", ["gen", "atm"])
+def test_official_checkpoint_semantics_read_the_export(runs: Path, mode: str) -> None:
+    verdicts = verdicts_for_export(exported(runs, mode))
+    names = [entries(exported(runs, mode))[v.hit_index]["tool_name"] for v in verdicts if v.hit_index is not None]
+    assert [(v.checkpoint_id, v.passed) for v in verdicts] == [("V1", True), ("V2", True)]
+    assert names == ["crop", "rotate"]
+
+
+def test_a_missing_artifact_fails_naming_the_file(runs: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(runs / "gen", copy)
+    (copy / "episodes" / "demo-crop-sign.images" / "transformed_image_1.png").unlink()
+    with pytest.raises(ExportError, match=r"artifact 1 \(transformed_image_1.png\) is missing") as caught:
+        export_run(copy, tmp_path / "export")
+    assert "demo-crop-sign.images/transformed_image_1.png" in str(caught.value)
+
+
+def test_an_unfinished_episode_is_exported_without_run_meta(runs: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(runs / "atm", copy)
+    trace = copy / "episodes" / "demo-crop-sign.jsonl"
+    lines = trace.read_text().splitlines(keepends=True)
+    trace.write_text("".join(lines[:-1]))
+    done = {e.task_id: e for e in export_run(copy, tmp_path / "export")}
+    assert not done["demo-crop-sign"].finished and done["demo-crop-rotate-tag"].finished
+    folder = done["demo-crop-sign"].directory
+    assert not (folder / "run_meta.json").exists() and (folder / "orig.png").is_file()
+    assert (folder / "model_answer.txt").read_text() == ""

@@ -1,0 +1,155 @@
+"""``pixelbox run`` as a user runs it: killed mid-run, then resumed; nothing finished is lost or redone."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pixelbox.harness.traces import read_trace
+from tests.harness.episodes import task_image
+
+TASKS = 6
+SLOW_TURN = "<code>\nimport time, os\nfrom PIL import Image\ntime.sleep(1.5)\n"
+SLOW_TURN += "Image.open(os.environ['ORIGINAL_IMAGE_PATH']).crop((240, 60, 360, 140)).save('box.png')\n</code>"
+
+
+def write_run_inputs(root: Path) -> tuple[Path, Path]:
+    """A JSONL task file with TASKS tasks and a directory of recordings, one per task."""
+    tasks, recordings = root / "tasks.jsonl", root / "recordings"
+    recordings.mkdir(parents=True)
+    lines = []
+    for k in range(TASKS):
+        task_id = f"task-{k}"
+        task_image(root / "images" / f"{task_id}.png")
+        lines.append(
+            json.dumps({"id": task_id, "prompt": "Colour?", "images": [f"images/{task_id}.png"], "answer": "red"})
+        )
+        turns = [SLOW_TURN, f"<answer>red {k}</answer>"]
+        (recordings / f"{task_id}.json").write_text(json.dumps(turns))
+    tasks.write_text("\n".join(lines) + "\n")
+    return tasks, recordings
+
+
+def command(tasks: Path, recordings: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pixelbox.cli",
+        "run",
+        "--tasks",
+        str(tasks),
+        "--agent",
+        f"replay:{recordings}",
+        "--mode",
+        "gen",
+        "--backend",
+        "local",
+        "--out",
+        str(out),
+        "--json",
+    ]
+
+
+def finished(out: Path) -> list[str]:
+    return sorted(p.name[: -len(".summary.json")] for p in (out / "episodes").glob("*.summary.json"))
+
+
+def reap(owner: int) -> None:
+    """Remove what the killed run left (its kernels, workspaces and cgroups), as `pixelbox cleanup` would.
+
+    Only the killed process's own resources are touched, so other test sessions are left alone.
+    """
+    marker = f"/tmp/pbx-{owner}-"
+    kernels = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                os.kill(int(entry.name), signal.SIGKILL)
+                kernels.append(entry)
+    deadline = time.monotonic() + 10
+    while any(k.exists() for k in kernels) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for leftover in Path("/tmp").glob(f"pbx-{owner}-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    for group in [
+        *Path("/sys/fs/cgroup").glob(f"*/pixelbox/pbx-{owner}-*"),
+        *Path("/sys/fs/cgroup/pixelbox").glob(f"pbx-{owner}-*"),
+    ]:
+        with contextlib.suppress(OSError):
+            group.rmdir()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_killed_run_resumes_without_redoing_finished_episodes(tmp_path: Path) -> None:
+    tasks, recordings = write_run_inputs(tmp_path)
+    out = tmp_path / "run"
+    first = subprocess.Popen(command(tasks, recordings, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while len(finished(out)) < 2 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    reap(first.pid)
+
+    done_before = finished(out)
+    assert 2 <= len(done_before) < TASKS, done_before
+    kept = {task_id: digest(out / "episodes" / f"{task_id}.jsonl") for task_id in done_before}
+    unfinished = [p for p in (out / "episodes").glob("*.jsonl") if p.stem not in done_before]
+
+    second = subprocess.run(command(tasks, recordings, out), capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    report = json.loads(second.stdout)
+    assert report["finished"] == TASKS and report["skipped"] == len(done_before)
+    assert report["ran"] == TASKS - len(done_before) and report["counts"] == {"answered": TASKS}
+
+    assert finished(out) == [f"task-{k}" for k in range(TASKS)]
+    for task_id, before in kept.items():
+        assert digest(out / "episodes" / f"{task_id}.jsonl") == before, f"{task_id} was redone"
+    for path in unfinished:
+        assert path.with_name(path.name + ".partial-1").is_file()
+    for k in range(TASKS):
+        trace = read_trace(out / "episodes" / f"task-{k}.jsonl")
+        assert trace.finished and trace.of_kind("episode_end")[0]["answer"] == f"red {k}"
+        assert (out / "episodes" / f"task-{k}.images" / "transformed_image_1.png").is_file()
+
+
+def test_a_changed_configuration_is_refused_on_resume(tmp_path: Path) -> None:
+    tasks, recordings = write_run_inputs(tmp_path)
+    out = tmp_path / "run"
+    args = [*command(tasks, recordings, out), "--ids", "task-0"]
+    assert subprocess.run(args, capture_output=True, timeout=300).returncode == 0
+    changed = subprocess.run([*args, "--max-rounds", "3"], capture_output=True, text=True, timeout=300)
+    assert changed.returncode != 0 and "different configuration (budgets differ)" in changed.stderr
+
+
+def test_ctrl_c_leaves_running_episodes_unfinished_and_resume_completes_them(tmp_path: Path) -> None:
+    tasks, recordings = write_run_inputs(tmp_path)
+    out = tmp_path / "run"
+    args = [*command(tasks, recordings, out), "--concurrency", "2"]
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while len(finished(out)) < 1 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    first.send_signal(signal.SIGINT)
+    assert first.wait(timeout=120) == 130
+    reap(first.pid)
+    done_before = finished(out)
+    assert len(done_before) < TASKS
+    for trace_path in (out / "episodes").glob("*.jsonl"):
+        assert read_trace(trace_path).finished == (trace_path.stem in done_before), trace_path.name
+
+    second = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    report = json.loads(second.stdout)
+    assert report["counts"] == {"answered": TASKS} and report["skipped"] == len(done_before)
