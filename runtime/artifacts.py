@@ -9,17 +9,18 @@ recomputes every fact it reports.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import io
 import os
-import stat
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from PIL import Image
+
+from pixelbox.runtime.errors import WorkspacePathError
+from pixelbox.runtime.workspace import read_workspace_file
 
 MAX_PIXELS = 40_000_000
 """Default decompression-bomb guard: images with more pixels are rejected before decoding."""
@@ -179,39 +180,12 @@ def ingest_artifact(
         raise ArtifactRejected(f"artifact record for {relpath!r} is malformed: {exc!r}") from exc
 
 
-def read_workspace_file(workspace_host_dir: Path, relpath: str, *, max_bytes: int = MAX_BYTES) -> bytes:
-    """Read a regular, singly-linked file below the workspace without following any symlink.
-
-    Each directory component is opened relative to its parent with ``O_NOFOLLOW``, so a
-    symlink anywhere on the way (or swapped in during the walk) fails instead of escaping.
-    """
-    return _read_regular(workspace_host_dir, relpath, max_bytes)[0]
-
-
 def _read_regular(workspace_host_dir: Path, relpath: str, max_bytes: int) -> tuple[bytes, os.stat_result]:
-    """:func:`read_workspace_file`, also returning the file's status as opened."""
-    parts = PurePosixPath(relpath).parts
-    fd = os.open(workspace_host_dir, os.O_RDONLY | os.O_DIRECTORY)
+    """Read an announced artifact's bytes through :func:`read_workspace_file` (links refused)."""
     try:
-        for part in parts[:-1]:
-            fd = _step(fd, part, os.O_RDONLY | os.O_DIRECTORY, relpath)
-        fd = _step(fd, parts[-1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, relpath)
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ArtifactRejected(f"artifact {relpath!r} is not a regular file")
-        if info.st_nlink != 1:
-            raise ArtifactRejected(
-                f"artifact {relpath!r} has {info.st_nlink} hard links; only files the kernel wrote itself are accepted"
-            )
-        if info.st_size > max_bytes:
-            raise ArtifactRejected(f"artifact {relpath!r} is {info.st_size} bytes, over the {max_bytes} limit")
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(min(info.st_size, max_bytes) + 1)
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise ArtifactRejected(f"artifact {relpath!r} grew past the {max_bytes} byte limit while being read")
-    return data, info
+        return read_workspace_file(workspace_host_dir, relpath, what="artifact", max_bytes=max_bytes)
+    except WorkspacePathError as exc:
+        raise ArtifactRejected(str(exc)) from None
 
 
 def inspect_image(data: bytes, label: str, *, max_pixels: int = MAX_PIXELS) -> tuple[int, int, str, str]:
@@ -249,21 +223,3 @@ def _relpath(record: dict[str, Any]) -> str:
     if relpath.startswith("/") or any(part in ("..", ".") for part in parts):
         raise ArtifactRejected(f"artifact path {relpath!r} must be relative to the workspace, without '..'")
     return relpath
-
-
-def _step(dir_fd: int, name: str, flags: int, relpath: str) -> int:
-    """Open ``name`` under ``dir_fd`` without following a symlink.
-
-    On success the returned descriptor replaces ``dir_fd``, which is closed; on failure
-    ``dir_fd`` stays open for the caller's cleanup.
-    """
-    try:
-        opened = os.open(name, flags | os.O_NOFOLLOW, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise ArtifactRejected(f"artifact {relpath!r}: {name!r} is a symlink or not a directory") from exc
-        if exc.errno == errno.ENOENT:
-            raise ArtifactRejected(f"artifact {relpath!r} does not exist in the workspace") from exc
-        raise ArtifactRejected(f"artifact {relpath!r} cannot be opened: {exc.strerror}") from exc
-    os.close(dir_fd)
-    return opened

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import threading
 import time
@@ -20,12 +21,12 @@ from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, ingest_arti
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
 from pixelbox.runtime.backends.local import LocalBackend
 from pixelbox.runtime.choose import choose_backend
-from pixelbox.runtime.errors import KernelStartError, SandboxClosed, WorkspacePathError
+from pixelbox.runtime.errors import KernelStartError, SandboxClosed
 from pixelbox.runtime.execution import ErrorInfo, Execution, Status
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.outputs import CappedText
 from pixelbox.runtime.protocol import Collected, KernelChannel, wait_for_ready_file, write_connection_file
-from pixelbox.runtime.workspace import Layout, read_regular_file, resolve_inside
+from pixelbox.runtime.workspace import Layout, read_workspace_file, resolve_inside, write_workspace_file
 from pixelbox.tracer.events import Event, EventFormatError
 from pixelbox.tracer.instrumented import ORIGINAL_SOURCE_METADATA_KEY, InstrumentationError, instrument
 
@@ -447,38 +448,27 @@ class Sandbox:
         return path[len(prefix) :] if path.startswith(prefix) else path
 
     def upload(self, src: str | Path | bytes, dest: str) -> str:
-        """Copy a host file (or raw bytes) into the workspace; return its in-sandbox path."""
+        """Copy a host file (or raw bytes) into the workspace; return its in-sandbox path.
+
+        Written through directory descriptors without following links, so a symlink the kernel
+        planted at the destination (or at any temporary name) is replaced, never written through.
+        """
         with self._lock:
             self._check_open()
-            target = resolve_inside(self.layout.work, self._workspace_relative(dest), what="upload")
-            if target.exists() and (target.is_dir() or target.stat().st_nlink != 1):
-                raise WorkspacePathError(f"upload: {dest!r} exists and is not a plain file; choose another name")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.upload")
-            if isinstance(src, bytes):
-                tmp.write_bytes(src)
-            else:
-                shutil.copyfile(Path(src), tmp)
-            tmp.replace(target)
-            self._give_to_kernel(target)
+            owner = self._uid if self._uid is not None and os.geteuid() == 0 else None
+            relative = self._workspace_relative(dest)
+            target = write_workspace_file(
+                self.layout.work, relative, src if isinstance(src, bytes) else Path(src), owner=owner
+            )
             return f"{self.paths.workspace}/{target.relative_to(self.layout.work)}"
 
-    def _give_to_kernel(self, target: Path) -> None:
-        import os
-
-        if self._uid is not None and os.geteuid() == 0:
-            directory = target.parent
-            while directory != self.layout.work and directory.is_relative_to(self.layout.work):
-                os.chown(directory, self._uid, self._uid)
-                directory = directory.parent
-            os.chown(target, self._uid, self._uid)
-
     def download(self, path: str) -> bytes:
-        """Read a file from the workspace (no symlinks, no hard links, capped size)."""
+        """Read a file from the workspace (no symlinks anywhere on the way, no hard links, capped size)."""
         with self._lock:
             self._check_open()
-            target = resolve_inside(self.layout.work, self._workspace_relative(path), what="download")
-            return read_regular_file(target, what="download", max_bytes=MAX_DOWNLOAD_BYTES)
+            relative = self._workspace_relative(path)
+            resolve_inside(self.layout.work, relative, what="download")
+            return read_workspace_file(self.layout.work, relative, what="download", max_bytes=MAX_DOWNLOAD_BYTES)[0]
 
     # -- description -----------------------------------------------------------------------------
 

@@ -11,13 +11,14 @@ directories whose owner died.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pixelbox.runtime.errors import WorkspacePathError
 
@@ -155,23 +156,38 @@ def resolve_inside(base: Path, relative: str, *, what: str) -> Path:
     return current
 
 
-def read_regular_file(path: Path, *, what: str, max_bytes: int) -> bytes:
-    """Read a file the kernel could have tampered with: no symlink, no hard link, capped size."""
+def read_workspace_file(
+    workspace_host_dir: Path, relpath: str, *, what: str, max_bytes: int
+) -> tuple[bytes, os.stat_result]:
+    """Read a regular, singly-linked file below the workspace without following any symlink.
+
+    Each directory component is opened relative to its parent with ``O_NOFOLLOW``, so a
+    symlink anywhere on the way (or swapped in during the walk) fails instead of escaping; a
+    hard link (possibly to a host file) is refused. Returns the bytes and the file's status as
+    opened. ``what`` names the caller in error messages.
+    """
+    parts = PurePosixPath(relpath).parts
+    fd = os.open(workspace_host_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise WorkspacePathError(f"{what}: {path.name!r} does not exist in the workspace") from None
-    except OSError as exc:
-        raise WorkspacePathError(f"{what}: cannot open {path.name!r} safely ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+        for part in parts[:-1]:
+            fd = _step(fd, part, os.O_RDONLY | os.O_DIRECTORY, relpath, what)
+        fd = _step(fd, parts[-1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, relpath, what)
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise WorkspacePathError(f"{what}: {path.name!r} is not a regular file")
+            raise WorkspacePathError(f"{what} {relpath!r} is not a regular file")
         if info.st_nlink != 1:
-            raise WorkspacePathError(f"{what}: {path.name!r} has {info.st_nlink} hard links; refused")
+            raise WorkspacePathError(
+                f"{what} {relpath!r} has {info.st_nlink} hard links; only files the kernel wrote itself are accepted"
+            )
         if info.st_size > max_bytes:
-            raise WorkspacePathError(f"{what}: {path.name!r} is {info.st_size} bytes, over the {max_bytes} cap")
-        return handle.read(max_bytes + 1)[:max_bytes]
+            raise WorkspacePathError(f"{what} {relpath!r} is {info.st_size} bytes, over the {max_bytes} limit")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(min(info.st_size, max_bytes) + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise WorkspacePathError(f"{what} {relpath!r} grew past the {max_bytes} byte limit while being read")
+    return data, info
 
 
 def write_workspace_file(base: Path, relative: str, src: bytes | Path, *, owner: int | None = None) -> Path:
@@ -234,5 +250,23 @@ def _enter_dir(dir_fd: int, name: str, relative: str, owner: int | None) -> int:
         ) from exc
     if created and owner is not None:
         os.fchown(opened, owner, owner)
+    os.close(dir_fd)
+    return opened
+
+
+def _step(dir_fd: int, name: str, flags: int, relpath: str, what: str) -> int:
+    """Open ``name`` under ``dir_fd`` without following a symlink.
+
+    On success the returned descriptor replaces ``dir_fd``, which is closed; on failure
+    ``dir_fd`` stays open for the caller's cleanup.
+    """
+    try:
+        opened = os.open(name, flags | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise WorkspacePathError(f"{what} {relpath!r}: {name!r} is a symlink or not a directory") from exc
+        if exc.errno == errno.ENOENT:
+            raise WorkspacePathError(f"{what} {relpath!r} does not exist in the workspace") from exc
+        raise WorkspacePathError(f"{what} {relpath!r} cannot be opened: {exc.strerror}") from exc
     os.close(dir_fd)
     return opened

@@ -54,8 +54,17 @@ def check_cell(events: list[dict[str, Any]], expected: list[dict[str, Any]], ind
             assert close(got["params"][key], value), f"{got['op']} line {exp['line']}: {key}={got['params'][key]!r}"
 
 
+def known_issue(path: Path) -> str | None:
+    """A tracer bug the file exposes: its expectation stays honest and the test is a strict xfail."""
+    issue: str | None = json.loads(path.with_suffix(".json").read_text()).get("known_issue")
+    return issue
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_corpus_file(path: Path, kernel: Kernelish, sandbox_env: Path) -> None:
+def test_corpus_file(path: Path, kernel: Kernelish, sandbox_env: Path, request: pytest.FixtureRequest) -> None:
+    issue = known_issue(path)
+    if issue:
+        request.node.add_marker(pytest.mark.xfail(reason=f"tracer bug: {issue}", strict=True))
     expected = json.loads(path.with_suffix(".json").read_text())["cells"]
     cells = split_cells(path.read_text())
     assert len(cells) == len(expected), "corpus file and its expectations disagree on the number of cells"
@@ -73,5 +82,5 @@ def test_corpus_file(path: Path, kernel: Kernelish, sandbox_env: Path) -> None:
 
 
 def test_corpus_is_large_enough() -> None:
-    cells = sum(len(split_cells(p.read_text())) for p in FILES)
+    cells = sum(len(split_cells(p.read_text())) for p in FILES if not known_issue(p))
     assert cells >= 40

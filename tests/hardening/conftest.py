@@ -1,0 +1,154 @@
+"""Fixtures of the hardening suite: one shared sandbox per backend per module, leak checks.
+
+A module lists the backends its cases apply to in ``HARDENING_BACKENDS`` (default: local with
+the restricted policy, docker runc, docker runsc; ``local-os`` is the local backend with the
+policy off, used where the operating-system wall must hold on its own). Cases share the
+module's sandbox, because starting one per case would blow the CI budget; a case that breaks
+its kernel must leave the sandbox usable (the fixture checks after every case) or replaced.
+When the module ends the sandbox is closed and everything it made must be gone.
+
+Set ``PIXELBOX_HARDENING_REPORT=path.json`` to write the suite's figures (cases, backends,
+outcomes, executions that lost state) for docs/security.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from pixelbox.runtime import Sandbox
+from tests.conftest import require_backend
+from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, Target, assert_usable
+
+DEFAULT_BACKENDS = ("local", "runc", "runsc")
+OPTIONS: dict[str, dict[str, Any]] = {"local-os": {"backend": "local", "policy": False}}
+SECRET_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY")
+RESULTS: dict[str, str] = {}
+
+
+def backend_options(name: str) -> dict[str, Any]:
+    """Sandbox options for a hardening backend name (fails in CI when Docker is missing)."""
+    if name in OPTIONS:
+        return dict(OPTIONS[name])
+    return require_backend(name)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``target`` over the module's ``HARDENING_BACKENDS``, one sandbox per module."""
+    if "shared" in metafunc.fixturenames:
+        names = getattr(metafunc.module, "HARDENING_BACKENDS", DEFAULT_BACKENDS)
+        metafunc.parametrize("shared", list(names), indirect=True, scope="module")
+
+
+@pytest.fixture(scope="session")
+def input_image(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small task image given to every shared sandbox as input 0."""
+    path = tmp_path_factory.mktemp("hardening-inputs") / "card.png"
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def shared(request: pytest.FixtureRequest, input_image: Path) -> Iterator[tuple[str, Sandbox]]:
+    """The module's sandbox for one backend, started with a secret in the host environment."""
+    name = str(request.param)
+    options = {**LIMITS, **backend_options(name), **getattr(request.module, "HARDENING_OPTIONS", {})}
+    with pytest.MonkeyPatch.context() as env:
+        for var in SECRET_VARS:
+            env.setenv(var, HOST_SECRET)
+        sb = Sandbox(inputs=[input_image], **options)
+        try:
+            yield name, sb
+        finally:
+            evidence = leftovers_of(sb)
+            sb.close()
+            assert_gone(evidence)
+
+
+@pytest.fixture
+def target(shared: tuple[str, Sandbox], request: pytest.FixtureRequest) -> Iterator[Target]:
+    """The shared sandbox for one case; afterwards it must still answer (or have been replaced)."""
+    name, sb = shared
+    case = Target(name, sb)
+    yield case
+    OUTCOMES[request.node.nodeid] = {
+        "backend": name,
+        "executions": len(case.log),
+        "statuses": [r.status for r in case.log],
+        "state_lost": sum(1 for r in case.log if r.state_lost),
+    }
+    assert_usable(case)
+
+
+def leftovers_of(sb: Sandbox) -> dict[str, Any]:
+    """What a sandbox owns on the host right now, to check it is all gone after close."""
+    info = sb.info
+    return {
+        "root": sb.layout.root,
+        "container": info.isolation.get("container_id"),
+        "uid": info.kernel.get("uid") if info.backend == "local" else None,
+    }
+
+
+def assert_gone(evidence: dict[str, Any]) -> None:
+    """No workspace, container or kernel process of a closed sandbox remains."""
+    from pixelbox.runtime.backends.local import processes_of_uid
+
+    root: Path = evidence["root"]
+    assert not root.exists(), f"workspace {root} left behind"
+    if evidence["container"]:
+        from pixelbox.runtime.backends.docker import docker_client
+
+        left = docker_client().containers.list(all=True, filters={"id": evidence["container"]})
+        assert not left, f"container {evidence['container']} left behind"
+    if evidence["uid"]:
+        left = _living(processes_of_uid(evidence["uid"]))
+        for _ in range(100):  # SIGKILLed stragglers leave /proc once the host's init reaps them
+            if not left:
+                break
+            time.sleep(0.05)
+            left = _living(left)
+        assert not left, f"processes of kernel uid {evidence['uid']} left behind: {left}"
+    groups = list(Path("/sys/fs/cgroup").glob(f"*/pixelbox/{root.name}")) + list(
+        Path("/sys/fs/cgroup/pixelbox").glob(root.name)
+    )
+    assert not groups, f"cgroups left behind: {groups}"
+
+
+def _living(pids: list[int]) -> list[int]:
+    """The pids that still exist and are not zombies (a zombie holds no resources but its pid)."""
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Remember each hardening case's final outcome (a setup/teardown failure counts against it)."""
+    if "tests/hardening/" not in report.nodeid.replace(os.sep, "/"):
+        return
+    if report.when == "call":
+        RESULTS[report.nodeid] = "xfailed (known gap)" if hasattr(report, "wasxfail") else report.outcome
+    elif report.failed:
+        RESULTS[report.nodeid] = f"{report.when} failed"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the suite's figures when ``PIXELBOX_HARDENING_REPORT`` names a file."""
+    path = os.environ.get("PIXELBOX_HARDENING_REPORT")
+    if not path or not RESULTS:
+        return
+    cases = {nodeid: {"outcome": outcome, **OUTCOMES.get(nodeid, {})} for nodeid, outcome in sorted(RESULTS.items())}
+    Path(path).write_text(json.dumps(cases, indent=1) + "\n")

@@ -1,0 +1,122 @@
+"""Shared pieces of the hardening suite: limits, the shared-sandbox wrapper and outcome checks.
+
+Every case runs model-style attack code in a real sandbox and asserts four things: the attack
+failed (``contained``), the agent was told what happened (status, error or notice), the sandbox
+works afterwards or was replaced and says so (``state_lost``), and nothing was left behind
+(checked when each module's sandboxes close, and by the session-wide leak check).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from pixelbox.runtime import Execution, Sandbox
+
+LIMITS: dict[str, Any] = {
+    "memory": "512m",
+    "pids": 64,
+    "timeout": 3.0,
+    "grace": 1.0,
+    "tmpfs_size": "48m",
+    "max_file_size": "64m",
+    "max_open_files": 256,
+    "max_outputs": 40,
+    "stdout_cap": 8000,
+    "stderr_cap": 8000,
+}
+"""Small limits so that bombs end quickly; the shared sandboxes of every module use them."""
+
+HOST_SECRET = "sk-pbx-hardening-host-secret-0451"
+"""Set as OPENAI_API_KEY (and friends) in the host environment while sandboxes start."""
+
+ESCAPED = "ESCAPED"
+"""Attack code prints this only when the attack worked; no case may ever see it."""
+
+OUTCOMES: dict[str, dict[str, Any]] = {}
+"""Per test id: the executions it ran (filled by :class:`Target`, summarised at session end)."""
+
+
+@dataclass
+class Target:
+    """One backend's shared sandbox as seen by a case, recording every execution it runs."""
+
+    name: str
+    sb: Sandbox
+    log: list[Execution] = field(default_factory=list)
+
+    @property
+    def docker(self) -> bool:
+        """Whether the kernel runs in a container (runc or runsc)."""
+        return self.name in ("runc", "runsc")
+
+    @property
+    def policy(self) -> bool:
+        """Whether the RestrictedPython layer is on for this target."""
+        return bool(self.sb.options.policy_enabled("docker" if self.docker else "local"))
+
+    def run(self, code: str, **kwargs: Any) -> Execution:
+        """Execute ``code`` (dedented) and remember the result for the suite's figures."""
+        result = self.sb.execute(textwrap.dedent(code).strip("\n"), **kwargs)
+        self.log.append(result)
+        return result
+
+
+def attempt(body: str) -> str:
+    """Wrap attack ``body``: print ESCAPED if it ran through, ``BLOCKED <repr>`` if it raised.
+
+    Written without underscores so that the restricted policy does not refuse the wrapper
+    itself: only the attack inside should meet the policy.
+    """
+    inner = textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
+    return f"try:\n{inner}\n    print({ESCAPED!r})\nexcept Exception as exc:\n    print('BLOCKED', repr(exc))\n"
+
+
+def message(result: Execution) -> str:
+    """Everything the agent is told about how a cell ended: error, printed outcome, notices."""
+    parts = [result.stdout, result.stderr, *result.notices]
+    if result.error is not None:
+        parts.append(f"{result.error.ename}: {result.error.evalue}")
+    if result.crash_reason:
+        parts.append(result.crash_reason)
+    return "\n".join(parts)
+
+
+def assert_contained(result: Execution, reason: str) -> None:
+    """The attack did not work, and what stopped it is named in what the agent sees.
+
+    ``reason`` is a regular expression over :func:`message` (for example the policy rule,
+    the errno text or the exception type), so a silent failure does not pass.
+    """
+    told = message(result)
+    assert ESCAPED not in result.stdout, f"attack succeeded: {told[:2000]}"
+    assert result.status in ("ok", "error"), f"unexpected {result.status}: {told[:2000]}"
+    assert re.search(reason, told), f"expected the agent to be told /{reason}/, got: {told[:2000]}"
+
+
+def assert_usable(target: Target) -> None:
+    """The sandbox answers a trivial cell correctly (after an attack or a replacement)."""
+    after = target.run("print(6 * 7)")
+    assert after.status == "ok" and after.stdout == "42\n", message(after)
+
+
+def assert_replaced(result: Execution, target: Target) -> None:
+    """A cell that lost the kernel says so, and the next cell runs on a fresh kernel."""
+    assert result.state_lost, message(result)
+    after = target.run("print('fresh')")
+    assert after.status == "ok" and after.stdout == "fresh\n", message(after)
+    if result.status == "crashed":
+        assert after.restarted and after.state_lost, "the cell after a crash must report the restart"
+
+
+def clear_workspace(target: Target) -> None:
+    """Remove everything a case left in the shared workspace, from the host, without following links."""
+    for entry in os.scandir(target.sb.layout.work):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            os.unlink(entry.path)
