@@ -80,6 +80,8 @@ class Sandbox:
         self._handle: KernelHandle | None = None
         self._channel: KernelChannel | None = None
         self._needs_restart = False
+        self._retiring: threading.Thread | None = None
+        self._unreported_restart = False
         self._next_index = 1
         self._ready: dict[str, Any] = {}
         self._next_artifact: int | None = None
@@ -195,6 +197,7 @@ class Sandbox:
         )
 
     def _start_kernel(self) -> None:
+        self._join_retired()
         ipc = self.layout.ipc
         for stale in ("ready.json", "kernel.json", "config.json"):
             (ipc / stale).unlink(missing_ok=True)
@@ -233,12 +236,33 @@ class Sandbox:
         return ""
 
     def _stop_kernel(self) -> None:
+        self._join_retired()
         if self._channel is not None:
             self._channel.close()
             self._channel = None
         if self._handle is not None:
             self._handle.kill()
             self._handle = None
+
+    def _retire_kernel(self) -> None:
+        """Stop a stuck kernel without making the caller wait for it.
+
+        Killing a container takes a daemon round trip or two, so it runs in a thread; the next
+        kernel start (or close) waits for it first, so two kernels of one sandbox never overlap.
+        """
+        handle, self._handle = self._handle, None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        self._needs_restart = True
+        if handle is not None:
+            self._retiring = threading.Thread(target=handle.kill, name="pixelbox-retire-kernel", daemon=True)
+            self._retiring.start()
+
+    def _join_retired(self) -> None:
+        retiring, self._retiring = self._retiring, None
+        if retiring is not None:
+            retiring.join()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -265,7 +289,14 @@ class Sandbox:
         result = self._execute_cell(cell.code, {ORIGINAL_SOURCE_METADATA_KEY: code}, timeout)
         if cell.untraced_lines:
             lines = ", ".join(map(str, cell.untraced_lines))
-            result.notices.append(f"operations inside f-string fields on line(s) {lines} were not traced")
+            result.notices.append(
+                f"trace incomplete: line(s) {lines} ran through IPython magics, shell escapes or f-string "
+                "fields, which are not traced"
+            )
+            result.tampered = True
+        elif cell.syntax_error is not None and result.status == "ok":
+            result.notices.append("trace incomplete: this cell is not plain Python, so it ran untraced")
+            result.tampered = True
         return result
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None) -> Execution:
@@ -297,7 +328,8 @@ class Sandbox:
             self._check_open()
             index = self._next_index
             self._next_index += 1
-            restarted = self._ensure_kernel()
+            restarted = self._ensure_kernel() or self._unreported_restart
+            self._unreported_restart = False
             started = time.monotonic()
             collected = self._new_collected(index)
             metadata = {**metadata, EXEC_METADATA_KEY: index}
@@ -312,9 +344,8 @@ class Sandbox:
             return result
 
     def _ensure_kernel(self) -> bool:
-        """Start a fresh kernel if the last one died; report whether that happened."""
-        assert self._handle is not None
-        if self._needs_restart or not self._handle.alive():
+        """Start a fresh kernel if the last one died or was stopped; report whether that happened."""
+        if self._handle is None or self._needs_restart or not self._handle.alive():
             self._stop_kernel()
             self._start_kernel()
             return True
@@ -351,14 +382,13 @@ class Sandbox:
                 [f"execution exceeded its {timeout:g} s deadline and was interrupted; variables were kept"],
                 False,
             )
-        self._stop_kernel()
-        self._start_kernel()
+        self._retire_kernel()
         return (
             "timeout",
             None,
             [
-                f"execution exceeded its {timeout:g} s deadline and ignored the interrupt; "
-                "the kernel was replaced and all variables were lost"
+                f"execution exceeded its {timeout:g} s deadline and ignored the interrupt; the kernel was "
+                "stopped and all variables were lost (a fresh kernel starts with the next execution)"
             ],
             True,
         )
@@ -475,10 +505,15 @@ class Sandbox:
     @property
     def info(self) -> SandboxInfo:
         """Backend, runtime, the isolation facts in force, limits, image, kernel identity."""
-        self._check_open()
-        assert self._handle is not None
+        with self._lock:
+            self._check_open()
+            if self._handle is None:  # stopped after a deadline: describe the kernel that comes next
+                self._start_kernel()
+                self._unreported_restart = True
+            handle = self._handle
+        assert handle is not None
         backend: Backend = self._backend
-        facts = backend.facts(self._handle, self._ready, self.options)
+        facts = backend.facts(handle, self._ready, self.options)
         return SandboxInfo(
             backend=backend.name,
             runtime=getattr(backend, "runtime", None),

@@ -20,7 +20,9 @@ between the inserted tokens is never rewritten, which is what libcst would have 
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 
 RECORDER_NAME = "__pbx__"
@@ -204,16 +206,60 @@ def apply_edits(source: str, edits: list[Edit]) -> str:
 def mask_magics(source: str) -> tuple[str, dict[int, str]]:
     """Replace IPython line magics and shell escapes by ``pass`` so Python can parse the cell.
 
-    Returns the masked source and the original lines by index, to be put back after instrumenting.
+    Only lines where a magic really starts a logical line are masked (``%time x``, ``!ls``,
+    ``out = !ls``, ``files = %ls``); a ``%`` that continues an expression inside brackets or a
+    string is Python and stays. Returns the masked source and the original lines by index, to be
+    put back after instrumenting. Code run through a magic is not traced: callers report the
+    masked lines as untraced.
     """
     lines = source.split("\n")
     masked: dict[int, str] = {}
-    for i, line in enumerate(lines):
-        match = _MAGIC_LINE.match(line)
-        if match:
-            masked[i] = line
-            lines[i] = match.group(1) + "pass"
+    for i in _magic_line_indices(source):
+        masked[i] = lines[i]
+        lines[i] = lines[i][: len(lines[i]) - len(lines[i].lstrip())] + "pass"
     return "\n".join(lines), masked
+
+
+def _magic_line_indices(source: str) -> list[int]:
+    """0-based indices of lines that begin a logical line with an IPython magic or shell escape."""
+    try:
+        ast.parse(source)
+        return []
+    except (SyntaxError, ValueError):
+        pass
+    try:
+        return _scan_logical_starts(source)
+    except (tokenize.TokenError, SyntaxError):
+        return [i for i, line in enumerate(source.split("\n")) if _MAGIC_LINE.match(line)]
+
+
+def _scan_logical_starts(source: str) -> list[int]:
+    found: list[int] = []
+    depth = 0
+    at_start = True
+    pending: list[str] = []
+    skip = (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NEWLINE:
+            at_start, pending = True, []
+            continue
+        if tok.type in skip or (tok.type == tokenize.ERRORTOKEN and not tok.string.strip()):
+            continue
+        if at_start and depth == 0:
+            at_start = False
+            if tok.string in ("%", "!", "%%"):
+                found.append(tok.start[0] - 1)
+                continue
+            pending = [tok.string] if tok.type == tokenize.NAME else []
+        elif pending and len(pending) < 3:
+            pending.append(tok.string)
+            if len(pending) == 3 and pending[1] == "=" and pending[2] in ("%", "!"):
+                found.append(tok.start[0] - 1)
+        if tok.string in "([{" and tok.type == tokenize.OP:
+            depth += 1
+        elif tok.string in ")]}" and tok.type == tokenize.OP:
+            depth = max(0, depth - 1)
+    return sorted(set(found))
 
 
 def unmask_magics(source: str, masked: dict[int, str]) -> str:
@@ -226,7 +272,7 @@ def unmask_magics(source: str, masked: dict[int, str]) -> str:
 
 
 def rewrite(source: str) -> tuple[str, list[int]]:
-    """Instrument ``source``; returns the code and the lines of f-string fields left untraced.
+    """Instrument ``source``; returns the code and the lines left untraced (magics, odd f-strings).
 
     Raises ``SyntaxError`` if Python cannot parse it.
     """
@@ -234,7 +280,8 @@ def rewrite(source: str) -> tuple[str, list[int]]:
     tree = ast.parse(masked_source)
     collector = _Collector(masked_source)
     collector.visit(tree)
-    return unmask_magics(apply_edits(masked_source, collector.edits), masked), collector.skipped
+    untraced = collector.skipped + [i + 1 for i in masked]
+    return unmask_magics(apply_edits(masked_source, collector.edits), masked), untraced
 
 
 def reserved_uses(source: str) -> list[str]:

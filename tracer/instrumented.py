@@ -28,7 +28,8 @@ class Instrumented:
     syntax_error: str | None = None
     reserved: tuple[str, ...] = ()
     untraced_lines: tuple[int, ...] = ()
-    """Lines with f-string fields that could not be instrumented safely (Python < 3.12 only)."""
+    """Lines whose code runs untraced: IPython magics and shell escapes (``%time ...``, ``!cmd``,
+    ``x = !cmd``), and f-string fields that could not be instrumented safely (Python < 3.12)."""
 
     @property
     def traced(self) -> bool:

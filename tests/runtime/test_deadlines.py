@@ -12,7 +12,9 @@ from pixelbox.runtime import Sandbox
 
 TIMEOUT = 1.5
 GRACE = 1.0
-SLACK = 6.0  # kernel replacement time is allowed on top of timeout + grace
+SLACK = 1.0
+"""Allowance for the host's own bookkeeping (reading the last messages, scheduling on a loaded
+2-core machine); a stuck kernel is stopped in the background, so replacing it is not included."""
 
 STUCK = {
     "busy_loop": "while True:\n    pass",
@@ -41,7 +43,8 @@ def test_stuck_code_ends_within_deadline_and_next_execute_works(backend: dict[st
         assert after.status == "ok" and after.stdout == "alive\n"
         survived = sb.execute("print(marker)")
         if result.state_lost:
-            assert result.restarted and survived.status == "error"
+            assert result.restarted and after.restarted and survived.status == "error"
+            assert "next execution" in result.notices[0]
         else:
             assert survived.stdout == "kept\n"
 

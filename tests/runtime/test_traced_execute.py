@@ -132,3 +132,16 @@ def test_a_symlink_swapped_in_for_an_artifact_is_refused(docker_backend: dict[st
         assert result.artifacts == []
         assert any("artifact rejected" in n and "symlink" in n for n in result.notices), result.notices
         assert sb.execute("print(1)").stdout.strip() == "1"
+
+
+def test_code_run_through_magics_is_flagged_never_silently_lost(backend: dict[str, Any], task_image: Path) -> None:
+    with Sandbox(inputs=[task_image], io=IO, policy=False, **backend) as sb:
+        sb.execute(OPEN)
+        modulo = sb.execute('msg = ("%d x %d"\n       % img.size)\npart = img.crop((0, 0, 5, 5))\nprint(msg)')
+        assert modulo.status == "ok" and modulo.stdout == "400 x 300\n"
+        assert ops(modulo.events) == ["crop"] and not modulo.tampered
+        magic = sb.execute("%time part = img.crop((0, 0, 9, 9))\nother = img.rotate(3)")
+        assert magic.status == "ok", magic.error
+        assert ops(magic.events) == ["rotate"] and magic.tampered
+        assert any("trace incomplete" in n and "line(s) 1" in n for n in magic.notices), magic.notices
+        assert sb.execute("print(part.size)").stdout == "(9, 9)\n"

@@ -181,6 +181,35 @@ def test_line_magics_are_kept_verbatim() -> None:
     lines = code.splitlines()
     assert lines[0] == "%matplotlib inline" and lines[2] == "!ls"
     assert RECORDER_NAME in lines[3]
+    assert instrument(source).untraced_lines == (1, 3)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'msg = ("%d x %d"\n       % img.size)\npart = img.crop((0, 0, 5, 5))\n',
+        's = """\n%not a magic\n!nor this\n"""\npart = img.crop((0, 0, 5, 5))\n',
+        "value = (10\n  % 3)\npart = img.crop((0, 0, 5, 5))\n",
+    ],
+)
+def test_percent_inside_an_expression_is_python_not_a_magic(source: str) -> None:
+    result = instrument(source)
+    assert result.syntax_error is None and result.untraced_lines == ()
+    assert "__pbx__.c(img.crop" in result.code
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        ("%time part = img.crop((0, 0, 5, 5))\nx = len('a')\n", (1,)),
+        ("out = !echo hi\npart = img.crop((0, 0, 5, 5))\n", (1,)),
+        ("files = %ls\n", (1,)),
+        ("if True:\n    !ls\n    y = len('a')\n", (2,)),
+    ],
+)
+def test_magics_and_shell_escapes_are_reported_untraced(source: str, lines: tuple[int, ...]) -> None:
+    result = instrument(source)
+    assert result.syntax_error is None and result.untraced_lines == lines
 
 
 def test_fstrings_keep_their_value_and_are_traced() -> None:
