@@ -126,32 +126,51 @@ def bench_execution(repeat: int) -> dict[str, Any]:
 
 
 def bench_libcst_baseline(repeat: int) -> dict[str, float]:
-    """What libcst alone costs on the same cells: parse plus position metadata, no rewriting.
+    """What a libcst-based instrumenter would cost on the same cells, measured side by side.
 
-    This is the floor of a libcst-based instrumenter, measured side by side with ours to back
-    the choice of Python's ``ast`` (see ``tracer/instrument.py``).
+    Two floors: parse plus position metadata alone, and a minimal transformer that wraps every
+    call's callee in a recorder call with its position and renders the code (what our ``ast``
+    rewrite does for calls, without subscripts or operators). This backs the choice of
+    Python's ``ast`` in ``tracer/instrument.py``.
     """
     import libcst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    per_cell: list[float] = []
+    class WrapCalls(libcst.CSTTransformer):
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def leave_Call(self, original: libcst.Call, updated: libcst.Call) -> libcst.Call:
+            pos = self.get_metadata(PositionProvider, original).start
+            probe = libcst.parse_expression(f"__pbx__.c(f, {pos.line}, {pos.column})")
+            assert isinstance(probe, libcst.Call)
+            args = [probe.args[0].with_changes(value=updated.func), *probe.args[1:]]
+            return updated.with_changes(func=probe.with_changes(args=args))
+
+    parse_only: list[float] = []
+    transform: list[float] = []
     for _, chunks in cells():
         for cell in chunks:
             try:
-                module = libcst.parse_module(cell)
+                libcst.parse_module(cell)
             except libcst.ParserSyntaxError:
                 continue
-            samples = []
+            first, second = [], []
             for _ in range(max(3, repeat // 4)):
                 t0 = time.perf_counter()
                 MetadataWrapper(libcst.parse_module(cell)).resolve(PositionProvider)
-                samples.append(time.perf_counter() - t0)
-            del module
-            per_cell.append(statistics.median(samples))
+                t1 = time.perf_counter()
+                MetadataWrapper(libcst.parse_module(cell)).visit(WrapCalls()).code  # noqa: B018
+                first.append(t1 - t0)
+                second.append(time.perf_counter() - t1)
+            parse_only.append(statistics.median(first))
+            transform.append(statistics.median(second))
+    ms = 1000.0
     return {
-        "cells": len(per_cell),
-        "p50_ms": percentile(per_cell, 0.5) * 1000,
-        "p90_ms": percentile(per_cell, 0.9) * 1000,
+        "cells": len(parse_only),
+        "p50_ms": percentile(parse_only, 0.5) * ms,
+        "p90_ms": percentile(parse_only, 0.9) * ms,
+        "transform_p50_ms": percentile(transform, 0.5) * ms,
+        "transform_p90_ms": percentile(transform, 0.9) * ms,
     }
 
 
@@ -179,6 +198,8 @@ def main() -> None:
     print(f"  cached   p50 {ins['cached_p50_ms']:.4f} ms  p90 {ins['cached_p90_ms']:.4f} ms")
     cst = result["libcst_parse_and_positions"]
     print(f"  libcst parse + positions alone: p50 {cst['p50_ms']:.3f} ms  p90 {cst['p90_ms']:.3f} ms")
+    wrap = f"p50 {cst['transform_p50_ms']:.3f} ms  p90 {cst['transform_p90_ms']:.3f} ms"
+    print(f"  libcst call-wrapping transform: {wrap}")
     print("execution, traced vs untraced (median per file, summed):")
     print(f"  total {exe['total_traced_s']:.3f} s vs {exe['total_untraced_s']:.3f} s, ratio {exe['total_ratio']:.3f}")
     print(f"  per-file ratio p50 {exe['per_file_ratio_p50']:.3f}, max {exe['per_file_ratio_max']:.3f}")
