@@ -6,7 +6,11 @@ Examples::
     pixelbox run --tasks my_tasks.jsonl --agent replay:recordings/ --mode gen --backend local --out runs/r1
     pixelbox run ... --shard 0/4         # this machine's quarter of the tasks
 
-Running the same command again resumes: finished episodes are kept, the rest are run.
+Running the same command again resumes: finished episodes are kept, the rest are run
+(``--retry-failed`` also reruns episodes that ended in ``agent_error``, ``runtime_error`` or
+``harness_error``). Exit status: 0 when every selected episode finished with a model outcome
+(``answered``, ``no_answer``, ``budget_exhausted``), 1 when any is unfinished or ended in an
+infrastructure status, 2 for bad input (tasks, settings, an agent that cannot be built).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox.harness.budgets import BudgetLimits
+from pixelbox.harness.episode import RETRYABLE_STATUSES
 from pixelbox.harness.runner import RunSummary, WebConfig, run_tasks
 from pixelbox.harness.tasks import Task, load_tasks
 from pixelbox.harness.traces import parse_shard
@@ -39,7 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runtime", default="runc", choices=["runc", "runsc"])
     parser.add_argument("--memory", default="2g", help="memory per sandbox, e.g. 1g")
     parser.add_argument("--concurrency", type=int, default=1, help="episodes at a time")
-    parser.add_argument("--shard", type=parse_shard, default=None, metavar="K/N", help="run shard K of N (from 0)")
+    parser.add_argument(
+        "--shard", type=shard_argument, default=None, metavar="K/N", help="run shard K of N (0 <= K < N)"
+    )
     parser.add_argument("--profile", default="agentic-mme", choices=PROFILES, help="image naming conventions")
     limits = BudgetLimits()
     parser.add_argument("--max-rounds", type=int, default=limits.max_rounds)
@@ -52,14 +59,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None)
     parser.add_argument("--web", default="off", choices=CACHE_MODES, help="web tools: off, or their cache mode")
     parser.add_argument("--web-cache", type=Path, default=None, help="web cache root (default: OUT/web-cache)")
+    parser.add_argument(
+        "--web-allow-private",
+        action="store_true",
+        help="let the model's web URLs reach loopback/private/link-local addresses (local setups and tests only)",
+    )
     parser.add_argument("--system-prompt", type=Path, default=None, help="system prompt template file")
     parser.add_argument("--user-prompt", type=Path, default=None, help="first user message template file")
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="also rerun finished episodes that ended in agent_error, runtime_error or harness_error",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or per-episode lines")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
 
+def shard_argument(text: str) -> tuple[int, int]:
+    """``--shard K/N`` for argparse: the message of a bad value explains what a shard is."""
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Execute ``pixelbox run``; exit status 0 when every selected episode finished, 2 for bad input."""
+    """Execute ``pixelbox run``: 0 when every selected episode finished with a model outcome, 1 when any is
+    unfinished or ended in an infrastructure status, 2 for bad input (including an agent that cannot be built)."""
     from pixelbox.harness.agents import AgentError
     from pixelbox.harness.traces import RunConfigMismatch
 
@@ -84,7 +110,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     web = None
     if args.web != "off":
-        web = WebConfig(cache_root=args.web_cache or args.out / "web-cache", cache_mode=args.web)
+        web = WebConfig(
+            cache_root=args.web_cache or args.out / "web-cache",
+            cache_mode=args.web,
+            allow_private_urls=args.web_allow_private,
+        )
     summary = run_tasks(
         tasks,
         agent_factory=agent_factory(args),
@@ -98,9 +128,11 @@ def _run(args: argparse.Namespace) -> int:
         shard=args.shard,
         progress=not args.no_progress,
         templates=PromptTemplates.from_files(args.system_prompt, args.user_prompt),
+        retry_failed=args.retry_failed,
     )
     report(summary, as_json=args.json)
-    return 0 if summary.finished == summary.total and not summary.failed else 1
+    complete = summary.finished == summary.total and not summary.failed
+    return 0 if complete and not summary.infrastructure else 1
 
 
 def agent_factory(args: argparse.Namespace) -> Any:
@@ -121,21 +153,37 @@ def agent_factory(args: argparse.Namespace) -> Any:
         from pixelbox.harness.agents import ReplayAgent
 
         path = Path(target)
+        if not path.exists():
+            raise ValueError(
+                f"--agent replay:{target}: {path} does not exist; give a recording file (.json/.jsonl, "
+                "or an episode trace) or a directory of TASK_ID.json/.jsonl recordings"
+            )
 
         def replay(task: Task) -> Any:
             return ReplayAgent.from_file(path, task.task_id, model=f"replay:{path.name}")
 
         return replay
-    raise SystemExit(f"pixelbox run: --agent must be openai:MODEL or replay:FILE, got {args.agent!r}")
+    raise ValueError(f"--agent must be openai:MODEL or replay:FILE_OR_DIR, got {args.agent!r}")
 
 
 def report(summary: RunSummary, *, as_json: bool) -> None:
-    """Print the run's outcome: counts per status and where the traces are."""
+    """Print the run's outcome: one line overall, one line per status, and where the traces are."""
     if as_json:
         print(json.dumps({k: v for k, v in summary.to_dict().items() if k != "episodes"}, indent=1))
         return
-    counts = ", ".join(f"{status} {count}" for status, count in sorted(summary.counts.items())) or "none"
     done = f"{summary.finished}/{summary.total} episodes finished"
-    print(f"{done} ({summary.ran} run now, {summary.skipped} already done); {counts}; traces in {summary.out_dir}")
+    print(f"{done} ({summary.ran} run now, {summary.skipped} already done); traces in {summary.out_dir}")
+    for status in sorted(summary.counts):
+        print("  " + status_line(summary, status))
     for failure in summary.failed:
         print(f"  {failure['task_id']}: {failure['error']} (redone on resume)", file=sys.stderr)
+
+
+def status_line(summary: RunSummary, status: str, shown: int = 5) -> str:
+    """``agent_error: 2 (t3, t5) - not the model's doing; rerun them with --retry-failed``."""
+    ids = summary.task_ids(status)
+    listed = ", ".join(ids[:shown]) + (f", ... {len(ids) - shown} more" if len(ids) > shown else "")
+    line = f"{status}: {summary.counts[status]}" + (f" ({listed})" if listed else "")
+    if status in RETRYABLE_STATUSES:
+        line += " - the run failed, not the model; see each trace's error record, then rerun with --retry-failed"
+    return line

@@ -43,6 +43,8 @@ from pixelbox.runtime.execution import Execution
 Mode = Literal["gen", "atm"]
 MODES: tuple[Mode, ...] = ("gen", "atm")
 EPISODE_STATUSES = ("answered", "no_answer", "budget_exhausted", "agent_error", "runtime_error", "harness_error")
+RETRYABLE_STATUSES = ("agent_error", "runtime_error", "harness_error")
+"""Statuses that say the run's infrastructure failed, not the model: ``--retry-failed`` runs them again."""
 
 
 @dataclass(frozen=True)
@@ -491,7 +493,8 @@ def run_episode(
 def record_failed_start(
     task: Task, model: str, config: EpisodeConfig, writer: TraceWriter, where: str, exc: BaseException
 ) -> EpisodeOutcome:
-    """Trace an episode that could not begin (no agent or no sandbox): start, error, end."""
+    """Trace an episode that could not begin (no sandbox, or no agent for a caller tracing that): start, error,
+    end. The runner does not trace agents that cannot be built: that is a setup error, not an episode."""
     status = "agent_error" if where == "agent" else "runtime_error"
     reason = f"the {'agent' if where == 'agent' else 'sandbox'} could not start: {type(exc).__name__}: {exc}"
     writer.write(
@@ -505,6 +508,7 @@ def record_failed_start(
 __all__ = [
     "EPISODE_STATUSES",
     "MODES",
+    "RETRYABLE_STATUSES",
     "Episode",
     "EpisodeAborted",
     "EpisodeConfig",

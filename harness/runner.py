@@ -1,10 +1,16 @@
 """Running many tasks: a resumable run directory, a thread pool, a progress bar, one sandbox per episode.
 
 ``run_tasks`` is the one entry point (the CLI, the demo and the tests call it). Finished episodes
-(a trace with ``episode_end``) are never redone, so a killed run is resumed by calling it again
+(a trace with ``episode_end``) are not redone, so a killed run is resumed by calling it again
 with the same settings; an unfinished trace is kept aside as ``.partial-N`` and its task rerun.
-Every episode gets a fresh sandbox that is closed whatever happens, and a failure in one episode
-(agent, sandbox, even a harness bug) is recorded in its trace and never stops the others.
+With ``retry_failed`` the episodes that ended in an infrastructure status (``agent_error``,
+``runtime_error``, ``harness_error``) are set aside the same way and run again.
+
+An agent (or web tools) that cannot be built is a configuration error, not an episode: the agent of
+the first task to run is built before any episode starts and a failure raises :class:`RunSetupError`
+with nothing run or marked finished. Every episode gets a fresh sandbox that is closed whatever
+happens, and a failure in one episode (agent, sandbox, even a harness bug) is recorded in its trace
+and never stops the others.
 """
 
 from __future__ import annotations
@@ -24,10 +30,10 @@ from tqdm import tqdm
 from pixelbox.harness.agents.base import Agent
 from pixelbox.harness.budgets import BudgetLimits
 from pixelbox.harness.episode import (
+    RETRYABLE_STATUSES,
     EpisodeAborted,
     EpisodeConfig,
     EpisodeOutcome,
-    record_failed_start,
     run_episode,
 )
 from pixelbox.harness.prompts import PromptTemplates
@@ -41,13 +47,23 @@ AgentFactory = Callable[[Task], Agent]
 WebFactory = Callable[[Task], WebTools]
 
 
+class RunSetupError(ValueError):
+    """The agent or the web tools cannot be built from the run's settings; no episode was started."""
+
+
+class EpisodeSetupError(RuntimeError):
+    """The agent or the web tools of one task cannot be built; the task is left unfinished (redone on resume)."""
+
+
 @dataclass(frozen=True)
 class WebConfig:
     """Web tools from the real providers (keys from the environment) with a per-task record/replay cache.
 
     ``cache_root`` holds one directory per task; ``cache_mode`` is ``auto``, ``record``, ``replay``
     (offline: answers only from the cache) or ``off``. The URLs point the providers elsewhere
-    (tests serve them locally).
+    (tests serve them locally); they are trusted configuration. The URLs the *model* chooses
+    (``download_image``, ``fetch_webpage``, ``google_lens_search`` by ``image_url``) must lead to
+    public internet addresses unless ``allow_private_urls`` is set (tests and local setups only).
     """
 
     cache_root: str | Path | None = None
@@ -55,6 +71,7 @@ class WebConfig:
     serper_url: str | None = None
     jina_url: str | None = None
     imgbb_url: str | None = None
+    allow_private_urls: bool = False
 
     def tools_for(self, task: Task) -> WebTools:
         """The web tools of one task."""
@@ -68,10 +85,16 @@ class WebConfig:
             for k, v in (("serper_url", self.serper_url), ("jina_url", self.jina_url), ("imgbb_url", self.imgbb_url))
             if v
         }
-        return WebTools.from_env(cache, **urls)
+        return WebTools.from_env(cache, allow_private_urls=self.allow_private_urls, **urls)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cache_root": str(self.cache_root) if self.cache_root else None, "cache_mode": self.cache_mode}
+        view: dict[str, Any] = {
+            "cache_root": str(self.cache_root) if self.cache_root else None,
+            "cache_mode": self.cache_mode,
+        }
+        if self.allow_private_urls:  # only when set, so run directories made before the option still resume
+            view["allow_private_urls"] = True
+        return view
 
 
 @dataclass
@@ -81,7 +104,9 @@ class RunSummary:
     ``counts`` is the number of episodes per final status over every selected task that is
     finished now (including ones finished by earlier attempts); ``ran`` are the episodes this call
     played, ``skipped`` those already finished; ``failed`` lists harness failures that left an
-    episode unfinished (it will be redone on the next resume).
+    episode unfinished (it will be redone on the next resume). ``infrastructure`` counts finished
+    episodes whose status says the run, not the model, failed (``agent_error``, ``runtime_error``,
+    ``harness_error``): ``run_tasks(..., retry_failed=True)`` runs them again.
     """
 
     out_dir: Path
@@ -97,6 +122,15 @@ class RunSummary:
         """Selected tasks with a finished episode."""
         return sum(self.counts.values())
 
+    @property
+    def infrastructure(self) -> int:
+        """Finished episodes that ended in ``agent_error``, ``runtime_error`` or ``harness_error``."""
+        return sum(self.counts.get(status, 0) for status in RETRYABLE_STATUSES)
+
+    def task_ids(self, status: str) -> list[str]:
+        """The selected tasks whose finished episode ended in ``status``, in task-id order."""
+        return [str(e.get("task_id")) for e in self.episodes if e.get("finished") and e.get("status") == status]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "out_dir": str(self.out_dir),
@@ -105,6 +139,7 @@ class RunSummary:
             "skipped": self.skipped,
             "finished": self.finished,
             "counts": dict(self.counts),
+            "infrastructure": self.infrastructure,
             "failed": list(self.failed),
             "episodes": list(self.episodes),
         }
@@ -124,11 +159,17 @@ def run_tasks(
     shard: tuple[int, int] | None = None,
     progress: bool = True,
     templates: PromptTemplates | None = None,
+    retry_failed: bool = False,
 ) -> RunSummary:
     """Run ``tasks`` (or shard ``(i, n)`` of them) in ``mode``, writing traces under ``out_dir``; resumable.
 
     ``agent_factory(task)`` makes a fresh agent per episode. ``web`` is a :class:`WebConfig` or a
     function giving each task its :class:`WebTools` (None: no web tools are offered).
+    ``retry_failed`` also reruns finished episodes that ended in ``agent_error``, ``runtime_error``
+    or ``harness_error`` (their traces are set aside as ``.partial-N``).
+
+    Raises :class:`RunSetupError` (before any episode starts, nothing marked finished) when the
+    agent or the web tools of the first task to run cannot be built.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -140,9 +181,13 @@ def run_tasks(
     options = sandbox_options or SandboxOptions()
     selected = select_shard(tasks, *shard) if shard is not None else list(tasks)
     run = RunDirectory.open(out_dir, _run_config(config, options, web, concurrency, shard))
-    pending = run.pending(selected)
+    retry = RETRYABLE_STATUSES if retry_failed else ()
     web_factory = web.tools_for if isinstance(web, WebConfig) else web
     player = _Player(run, config, options, agent_factory, web_factory)
+    first = next((task for task in selected if run.needs_run(task.task_id, retry)), None)
+    if first is not None:
+        player.prepare_first(first)  # RunSetupError before anything is set aside or started
+    pending = run.pending(selected, retry)
     failed = _play_all(player, pending, concurrency, progress)
     return _summary(run, selected, len(pending), failed)
 
@@ -165,25 +210,50 @@ class _Player:
         self.agent_factory, self.web_factory = agent_factory, web_factory
         self.stop = threading.Event()
         """Set when the run is interrupted: episodes stop at their next step, unfinished."""
+        self._prepared: dict[str, tuple[Agent, WebTools | None]] = {}
+
+    def prepare_first(self, task: Task) -> None:
+        """Build the first task's agent and web tools now; :class:`RunSetupError` when that fails."""
+        try:
+            self._prepared[task.task_id] = self._build(task)
+        except EpisodeSetupError as exc:
+            raise RunSetupError(
+                f"cannot start the run: {exc}. No episode was started and nothing was marked finished; "
+                "fix the agent settings (for pixelbox run: --agent and its recording path, the API key "
+                "variable, --base-url) or the web settings, then run the same command again"
+            ) from exc.__cause__
+
+    def _build(self, task: Task) -> tuple[Agent, WebTools | None]:
+        what = "the agent"
+        try:
+            agent = self.agent_factory(task)
+            what = "the web tools"
+            web = self.web_factory(task) if self.web_factory is not None else None
+        except Exception as exc:
+            raise EpisodeSetupError(
+                f"building {what} for task {task.task_id!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        return agent, web
 
     def play(self, task: Task) -> EpisodeOutcome | None:
-        """Run one task to a finished trace and its summary file (None when the run was stopped first)."""
+        """Run one task to a finished trace and its summary file (None when the run was stopped first).
+
+        An agent or web tools that cannot be built raise :class:`EpisodeSetupError` before the trace
+        is created, so the task stays unfinished and is redone on resume.
+        """
         if self.stop.is_set():
             return None
+        prepared = self._prepared.pop(task.task_id, None)
+        agent, web = prepared if prepared is not None else self._build(task)
         writer = self.run.start_episode(task.task_id)
         try:
-            outcome = self._play(task, writer)
+            outcome = self._play(task, writer, agent, web)
         finally:
             writer.close()
         self.run.finish(task.task_id)
         return outcome
 
-    def _play(self, task: Task, writer: Any) -> EpisodeOutcome:
-        try:
-            agent = self.agent_factory(task)
-            web = self.web_factory(task) if self.web_factory is not None else None
-        except Exception as exc:
-            return record_failed_start(task, "unknown", self.config, writer, "agent", exc)
+    def _play(self, task: Task, writer: Any, agent: Agent, web: WebTools | None) -> EpisodeOutcome:
         return run_episode(
             task,
             agent,
@@ -241,7 +311,8 @@ def _play_all(player: _Player, tasks: list[Task], concurrency: int, progress: bo
                         "traceback": traceback.format_exc()[-2000:],
                     }
                 )
-            line = f"{task.task_id}: harness failure ({type(exc).__name__}: {exc}); it will be redone on resume"
+            kind = "setup failure" if isinstance(exc, EpisodeSetupError) else "harness failure"
+            line = f"{task.task_id}: {kind} ({type(exc).__name__}: {exc}); it will be redone on resume"
         with lock:
             if progress:
                 bar.write(line, file=sys.stderr)

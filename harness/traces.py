@@ -4,7 +4,8 @@ One line per record: ``{"v": 1, "seq": N, "t": UNIX_SECONDS, "kind": KIND, ...}`
 specified in docs/traces.md. A run directory holds ``run.json`` (the configuration) and
 ``episodes/<task_id>.jsonl`` + ``episodes/<task_id>.summary.json``. An episode counts as done when
 its trace has an ``episode_end`` record; anything else is redone from scratch on resume, its
-partial trace kept aside as ``<task_id>.jsonl.partial-N``.
+partial trace kept aside as ``<task_id>.jsonl.partial-N`` (so are finished traces whose status the
+caller asks to retry, e.g. ``agent_error``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -300,15 +301,28 @@ class RunDirectory:
 
     def is_finished(self, task_id: str) -> bool:
         """Whether the task's trace exists and has an ``episode_end``."""
-        path = self.trace_path(task_id)
-        return path.is_file() and read_trace(path).finished
+        return self.end_status(task_id) is not None
 
-    def pending(self, tasks: Sequence[T]) -> list[T]:
-        """The tasks still to run, in order. Partial traces are moved aside; missing summaries of finished
-        episodes are written from their traces."""
+    def end_status(self, task_id: str) -> str | None:
+        """The ``status`` of the task's ``episode_end`` (None when there is no finished trace)."""
+        path = self.trace_path(task_id)
+        if not path.is_file():
+            return None
+        ends = read_trace(path).of_kind("episode_end")
+        return str(ends[-1].get("status")) if ends else None
+
+    def needs_run(self, task_id: str, retry_statuses: Collection[str] = ()) -> bool:
+        """Whether :meth:`pending` would run the task: no finished trace, or one ending in ``retry_statuses``."""
+        status = self.end_status(task_id)
+        return status is None or status in retry_statuses
+
+    def pending(self, tasks: Sequence[T], retry_statuses: Collection[str] = ()) -> list[T]:
+        """The tasks still to run, in order. Partial traces, and finished ones whose status is in
+        ``retry_statuses``, are moved aside (``.partial-N``); missing summaries of finished episodes are
+        written from their traces."""
         todo = []
         for task in tasks:
-            if self.is_finished(task.task_id):
+            if not self.needs_run(task.task_id, retry_statuses):
                 if not self.summary_path(task.task_id).is_file():
                     self.finish(task.task_id)
                 continue
@@ -377,15 +391,22 @@ def _atomic_write_json(path: Path, value: Any) -> None:
 # -- sharding -----------------------------------------------------------------------------------------
 
 
+SHARD_HELP = (
+    "a shard is K/N: split the tasks into N parts (by a stable hash of the task id) and run part K, "
+    "numbered from 0, so 0 <= K < N (e.g. 0/4, 1/4, 2/4 and 3/4 together cover every task)"
+)
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/n"`` -> ``(i, n)`` with ``0 <= i < n``."""
+    """``"k/n"`` -> ``(k, n)`` with ``0 <= k < n``; a :class:`ValueError` explaining shards otherwise."""
     try:
         index_text, count_text = text.split("/")
         index, count = int(index_text), int(count_text)
     except ValueError:
-        raise ValueError(f"shard must look like I/N (for example 0/4), got {text!r}") from None
+        raise ValueError(f"bad shard {text!r}: {SHARD_HELP}") from None
     if count < 1 or not 0 <= index < count:
-        raise ValueError(f"shard {text!r}: need N >= 1 and 0 <= I < N (shards are numbered from 0)")
+        last = f"; with N = {count} the shards are 0/{count} to {count - 1}/{count}" if count >= 1 else ""
+        raise ValueError(f"bad shard {text!r}: {SHARD_HELP}{last}")
     return index, count
 
 

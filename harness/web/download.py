@@ -1,6 +1,7 @@
 """``download_image`` on the host: fetch a URL, make sure the bytes are an image, enforce size caps.
 
 The sandbox has no network, so the harness downloads and then uploads the bytes into the sandbox.
+The URL is the model's choice, so it and every redirect must lead to a public address (see ``guard``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from pixelbox.harness.web.base import ProviderError
-from pixelbox.harness.web.transport import is_web_url, request
+from pixelbox.harness.web.guard import UrlGuard
+from pixelbox.harness.web.transport import guarded_get, is_web_url
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,20 @@ class DownloadedImage:
         }
 
 
-def fetch_image(url: str, limits: DownloadLimits = DownloadLimits()) -> DownloadedImage:
-    """Download ``url`` and check it; raises :class:`ProviderError` saying what was wrong."""
+def fetch_image(url: str, limits: DownloadLimits = DownloadLimits(), guard: UrlGuard | None = None) -> DownloadedImage:
+    """Download ``url`` and check it; raises :class:`ProviderError` saying what was wrong.
+
+    Every hop (the URL and each redirect) must pass ``guard`` (default: public addresses only).
+    """
     if not is_web_url(url):
         raise ProviderError(f"download_image needs an http(s) URL, got {url!r}")
-    reply = request(
-        "GET", url.strip(), service=f"the server of {url}", timeout=limits.timeout, max_bytes=limits.max_bytes
+    reply = guarded_get(
+        url.strip(),
+        guard or UrlGuard(),
+        tool="download_image",
+        service=f"the server of {url}",
+        timeout=limits.timeout,
+        max_bytes=limits.max_bytes,
     )
     return inspect_image(reply.body, url, reply.url, limits, reply.headers.get("content-type", ""))
 

@@ -1,8 +1,9 @@
 """The four web tools the agent sees, on top of the providers and the per-task cache.
 
 Every method returns a :class:`ToolResult` and never raises for a failed call: bad arguments,
-provider failures, cache misses in replay mode and exhausted download quotas all become
-``ok=False`` results with a message the model can act on.
+provider failures, cache misses in replay mode, exhausted download quotas and URLs refused by the
+:class:`~pixelbox.harness.web.guard.UrlGuard` (loopback, private, link-local... addresses) all
+become ``ok=False`` results with a message the model can act on.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pixelbox.harness.web import render
 from pixelbox.harness.web.base import ImageHost, PageReader, ProviderError, SearchProvider, ToolResult
 from pixelbox.harness.web.cache import CacheEntry, WebCache
 from pixelbox.harness.web.download import DownloadLimits, fetch_image, inspect_image
+from pixelbox.harness.web.guard import UrlGuard
 from pixelbox.harness.web.imagehost import IMGBB_URL, ImgbbHost
 from pixelbox.harness.web.jina import JINA_URL, JinaReader
 from pixelbox.harness.web.serper import SERPER_URL, SerperProvider
@@ -42,12 +44,16 @@ class WebTools:
         host: ImageHost | None = None,
         cache: WebCache | None = None,
         limits: DownloadLimits | None = None,
+        guard: UrlGuard | None = None,
+        allow_private_urls: bool = False,
     ) -> None:
         self.search = search
         self.reader = reader
         self.host = host
         self.cache = cache or WebCache(None, "off")
         self.limits = limits or DownloadLimits()
+        self.guard = guard or UrlGuard(allow_private=allow_private_urls)
+        """Checks the URLs the model chooses; ``allow_private_urls=True`` (tests, local setups) turns it off."""
         self.downloads = 0
 
     @classmethod
@@ -59,6 +65,7 @@ class WebTools:
         jina_url: str = JINA_URL,
         imgbb_url: str = IMGBB_URL,
         limits: DownloadLimits | None = None,
+        allow_private_urls: bool = False,
     ) -> WebTools:
         """The real providers, keys read from ``SERPER_API_KEY``, ``JINA_API_KEY`` and ``IMGBB_API_KEY`` when used."""
         return cls(
@@ -67,6 +74,7 @@ class WebTools:
             host=ImgbbHost(base_url=imgbb_url),
             cache=cache,
             limits=limits,
+            allow_private_urls=allow_private_urls,
         )
 
     # -- the tools -------------------------------------------------------------------------------
@@ -107,6 +115,7 @@ class WebTools:
         reader = self.reader
 
         def produce() -> dict[str, Any]:
+            self.guard.vet(url.strip(), tool="fetch_webpage", connect=False)
             return _provider(reader, "fetch_webpage").read(url.strip())
 
         def finish(data: dict[str, Any]) -> ToolResult:
@@ -154,11 +163,15 @@ class WebTools:
         return produce
 
     def _lens_url(self, url: str, gl: str, hl: str) -> Produce:
-        return lambda: _provider(self.search, "google_lens_search").lens(url, gl, hl)
+        def produce() -> dict[str, Any]:
+            self.guard.vet(url.strip(), tool="google_lens_search", connect=False)
+            return _provider(self.search, "google_lens_search").lens(url, gl, hl)
+
+        return produce
 
     def _download(self, url: str) -> Produce:
         def produce() -> dict[str, Any]:
-            image = fetch_image(url, self.limits)
+            image = fetch_image(url, self.limits, self.guard)
             return {**image.metadata(), "base64": base64.b64encode(image.data).decode("ascii")}
 
         return produce

@@ -1,9 +1,14 @@
-"""Small blocking HTTP helpers (stdlib ``urllib``) that turn every failure into a :class:`ProviderError`."""
+"""Small blocking HTTP helpers that turn every failure into a :class:`ProviderError`.
+
+``request`` (stdlib ``urllib``) talks to the configured providers; ``guarded_get`` fetches
+model-chosen URLs through a :class:`~pixelbox.harness.web.guard.UrlGuard`.
+"""
 
 from __future__ import annotations
 
 import http.client
 import json
+import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pixelbox.harness.web.base import ProviderError
+from pixelbox.harness.web.guard import UrlGuard, Vetted
 
 USER_AGENT = "pixelbox-harness/0.1 (agent web tools)"
 
@@ -68,6 +74,88 @@ def request(
         raise ProviderError(f"connection to {service} failed: {exc}") from exc
 
 
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+
+
+def guarded_get(
+    url: str,
+    guard: UrlGuard,
+    *,
+    tool: str,
+    service: str,
+    timeout: float,
+    max_bytes: int | None = None,
+    max_redirects: int = MAX_REDIRECTS,
+) -> Reply:
+    """GET a model-chosen URL: every hop is checked by ``guard`` and fetched from the address it checked.
+
+    Redirects are followed here (at most ``max_redirects``), never automatically, so a public URL
+    cannot bounce the host to a private one. Failures raise :class:`ProviderError` naming ``service``.
+    Proxy settings from the environment are not used: the connection goes to the checked address.
+    """
+    current = url
+    for hop in range(max_redirects + 1):
+        vetted = guard.vet(current, tool=tool, connect=True)
+        status, headers, response, connection = _open(vetted, service, timeout)
+        try:
+            if status in REDIRECT_STATUSES and headers.get("location"):
+                if hop == max_redirects:
+                    raise ProviderError(f"{service}: more than {max_redirects} redirects, starting at {url}")
+                current = urllib.parse.urljoin(current, headers["location"].strip())
+                continue
+            if status >= 400:
+                snippet = _read_safely(response, 300).decode("utf-8", "replace").strip()
+                raise ProviderError(_status_message(status, snippet, service))
+            _check_declared_size(headers, max_bytes, service)
+            data = response.read() if max_bytes is None else response.read(max_bytes + 1)
+            if max_bytes is not None and len(data) > max_bytes:
+                raise ProviderError(f"{service}: response is larger than the {max_bytes}-byte limit")
+            return Reply(status, headers, data, current)
+        except TimeoutError as exc:
+            raise ProviderError(f"{service} did not answer within {timeout:g} s") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            raise ProviderError(f"connection to {service} failed: {exc}") from exc
+        finally:
+            connection.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _open(
+    vetted: Vetted, service: str, timeout: float
+) -> tuple[int, dict[str, str], http.client.HTTPResponse, http.client.HTTPConnection]:
+    """Send the GET of one hop; connects to ``vetted.address`` when the guard checked one."""
+    parts = urllib.parse.urlsplit(vetted.url)
+    factory = http.client.HTTPSConnection if vetted.scheme == "https" else http.client.HTTPConnection
+    connection = factory(vetted.host, vetted.port, timeout=timeout)
+    if vetted.address is not None:
+        pinned = vetted.address
+
+        def connect_pinned(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
+            return socket.create_connection((pinned, address[1]), *args, **kwargs)
+
+        connection._create_connection = connect_pinned  # type: ignore[attr-defined]
+    target = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    try:
+        connection.request("GET", target, headers={"User-Agent": USER_AGENT, "Accept": "image/*,*/*;q=0.8"})
+        response = connection.getresponse()
+    except TimeoutError as exc:
+        connection.close()
+        raise ProviderError(f"{service} did not answer within {timeout:g} s") from exc
+    except (OSError, http.client.HTTPException) as exc:
+        connection.close()
+        raise ProviderError(f"cannot reach {service} at {_origin(vetted.url)}: {exc}") from exc
+    headers = {k.lower(): v for k, v in response.getheaders()}
+    return response.status, headers, response, connection
+
+
+def _read_safely(response: http.client.HTTPResponse, limit: int) -> bytes:
+    try:
+        return response.read(limit)
+    except (OSError, http.client.HTTPException):
+        return b""
+
+
 def post_json(url: str, payload: Any, *, service: str, timeout: float, headers: dict[str, str]) -> Any:
     """POST a JSON body and parse the JSON reply."""
     body = json.dumps(payload).encode()
@@ -93,9 +181,13 @@ def _http_error_message(exc: urllib.error.HTTPError, service: str) -> str:
         snippet = exc.read(300).decode("utf-8", "replace").strip()
     except OSError:
         snippet = ""
+    return _status_message(exc.code, snippet, service)
+
+
+def _status_message(status: int, snippet: str, service: str) -> str:
     hint = {401: " (check the API key)", 403: " (check the API key and its quota)", 429: " (rate limited)"}
     detail = f": {snippet}" if snippet else ""
-    return f"{service} returned HTTP {exc.code}{hint.get(exc.code, '')}{detail}"
+    return f"{service} returned HTTP {status}{hint.get(status, '')}{detail}"
 
 
 def _origin(url: str) -> str:

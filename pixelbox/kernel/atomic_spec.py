@@ -203,6 +203,8 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> ParsedCall:
     values: dict[str, Any] = {}
     for param in known.values():
         if param.name in arguments and arguments[param.name] is not None:
+            if param.kind == "bbox":
+                _refuse_fraction_box(spec, param, arguments)
             values[param.name] = _check_value(spec, param, arguments[param.name])
         elif param.required:
             raise ToolError(f"{spec.name} needs {param.describe()}; call it as {spec.signature()}")
@@ -285,6 +287,28 @@ def _number(where: str, value: Any, *, integer: bool) -> Any:
             raise ToolError(f"{where} must be a whole number, got {value}")
         return int(value)
     return value
+
+
+def _refuse_fraction_box(spec: ToolSpec, param: Param, arguments: Mapping[str, Any]) -> None:
+    """Refuse a box of 0-1 fractions (four numbers in [0, 1], not all written as integers).
+
+    Such a box is legal in 0-1000 coordinates but almost surely meant as fractions of the image, and
+    would silently give a crop of a pixel or two. Integer boxes such as [0, 0, 1, 1] stay legal.
+    """
+    value = arguments[param.name]
+    if not isinstance(value, list) or len(value) != 4:
+        return
+    numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+    if len(numbers) != 4 or not all(0 <= v <= 1 for v in numbers) or all(isinstance(v, int) for v in numbers):
+        return
+    scaled = [round(v * 1000) for v in numbers]
+    corrected = {k: scaled if k == param.name else v for k, v in arguments.items()}
+    raise ToolError(
+        f"{spec.name}: {param.name} {json.dumps(value)} looks like 0-1 fractions of the image, but the "
+        "coordinates are 0-1000 normalized ((0,0) is the top-left corner, (1000,1000) the bottom-right), "
+        "so this box would select at most a thousandth of the image's width and height. Multiply by 1000: "
+        f"call {spec.name} with {json.dumps(corrected)}"
+    )
 
 
 def _check_bbox(where: str, value: Any) -> list[float]:

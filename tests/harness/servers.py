@@ -417,7 +417,8 @@ class ImgbbServer(LocalServer):
 
 
 class ImageServer(LocalServer):
-    """Serves ``routes`` (path -> (content type, bytes)); ``/redirect/<path>`` redirects to ``/<path>``."""
+    """Serves ``routes`` (path -> (content type, bytes)); ``/redirect/<path>`` redirects to ``/<path>``,
+    ``/goto?to=URL`` to any URL, and ``/loop/N`` to ``/loop/N+1`` for ever."""
 
     def __init__(self, routes: dict[str, tuple[str, bytes]] | None = None) -> None:
         super().__init__()
@@ -426,6 +427,10 @@ class ImageServer(LocalServer):
     def handle(self, request: Request) -> Response:
         if request.path.startswith("/redirect/"):
             return Response(302, b"", {"Location": request.path[len("/redirect") :]})
+        if request.path == "/goto":
+            return Response(302, b"", {"Location": request.query["to"]})
+        if request.path.startswith("/loop/"):
+            return Response(301, b"", {"Location": f"/loop/{int(request.path.rsplit('/', 1)[1]) + 1}"})
         if request.path == "/slow":
             return Response(200, png_bytes(), {"Content-Type": "image/png"}, delay=3.0)
         if request.path not in self.routes:

@@ -221,3 +221,33 @@ def test_schemas_match_what_the_kernel_accepts() -> None:
     assert check_arguments(TOOL_SPECS["flip"], {"image_index": 1.0}).kwargs == {"direction": "horizontal"}
     with pytest.raises(ToolError, match="either width/height or scale"):
         parse_call("resize", '{"image_index": 0, "width": 5, "scale": 2}')
+
+
+@pytest.mark.parametrize(
+    ("box", "corrected"),
+    [
+        ([0.1, 0.1, 0.5, 0.5], [100, 100, 500, 500]),
+        ([0.0, 0.25, 1.0, 0.75], [0, 250, 1000, 750]),
+        ([0, 0, 1, 0.5], [0, 0, 1000, 500]),
+    ],
+)
+def test_a_box_of_0_1_fractions_is_refused_with_the_corrected_call(
+    kernel: Kernel, box: list[float], corrected: list[int]
+) -> None:
+    reply, records, _ = kernel.tool("crop", {"image_index": 0, "bbox_2d": box, "zoom_scale": 2})
+    assert reply["status"] == "error" and reply["ename"] == "ToolError"
+    assert "looks like 0-1 fractions" in reply["evalue"] and "coordinates are 0-1000 normalized" in reply["evalue"]
+    fixed_call = {"image_index": 0, "bbox_2d": corrected, "zoom_scale": 2}
+    assert f"call crop with {json.dumps(fixed_call)}" in reply["evalue"], reply["evalue"]
+    assert "artifact" not in records
+    fixed, made, _ = kernel.tool("crop", fixed_call)
+    assert fixed["status"] == "ok" and len(made["artifact"]) == 1
+
+
+def test_integer_boxes_inside_the_unit_square_stay_legal(kernel: Kernel) -> None:
+    reply, records, _ = kernel.tool("crop", {"image_index": 0, "bbox_2d": [0, 0, 1, 1]})
+    assert reply["status"] == "ok", reply
+    [artifact] = records["artifact"]
+    assert artifact["width"] <= 2 and artifact["height"] <= 2
+    call = parse_call("crop", '{"image_index": 0, "bbox_2d": [0.5, 0.5, 2, 2]}')  # not all within [0, 1]
+    assert call.kwargs["bbox_2d"] == [0.5, 0.5, 2, 2]

@@ -1,4 +1,8 @@
-"""download_image: real HTTP fetches, image checks, caps on count, bytes and pixels, and offline replay."""
+"""download_image: real HTTP fetches, image checks, caps on count, bytes and pixels, and offline replay.
+
+The images are served from 127.0.0.1, so these tools opt in with ``allow_private_urls=True``; the
+guard that refuses such addresses by default is tested in test_url_guard.py.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ def served(images: ImageServer) -> ImageServer:
 
 
 def test_downloads_png_and_jpeg_with_metadata(served: ImageServer) -> None:
-    tools = WebTools()
+    tools = WebTools(allow_private_urls=True)
     png = tools.download_image(served.url + "/cat.png")
     jpg = tools.download_image(served.url + "/dog.jpg")
     assert png.ok and png.blob == served.routes["/cat.png"][1]
@@ -49,24 +53,24 @@ def test_downloads_png_and_jpeg_with_metadata(served: ImageServer) -> None:
     ],
 )
 def test_bad_downloads_are_tool_errors(served: ImageServer, path: str, limits: DownloadLimits, message: str) -> None:
-    result = WebTools(limits=limits).download_image(served.url + path)
+    result = WebTools(allow_private_urls=True, limits=limits).download_image(served.url + path)
     assert not result.ok and message in result.error and result.blob is None
 
 
 def test_only_web_urls_are_fetched(served: ImageServer) -> None:
-    tools = WebTools()
+    tools = WebTools(allow_private_urls=True)
     for url in ("file:///etc/passwd", "/etc/passwd", "data:image/png;base64,AAAA", 7):
         assert "must be an http(s) URL" in tools.download_image(url).error
     assert served.requests == []
 
 
 def test_redirects_are_followed_and_reported(served: ImageServer) -> None:
-    result = WebTools().download_image(served.url + "/redirect/cat.png")
+    result = WebTools(allow_private_urls=True).download_image(served.url + "/redirect/cat.png")
     assert result.ok and result.data["final_url"] == served.url + "/cat.png"
 
 
 def test_count_cap_counts_successes_only(served: ImageServer) -> None:
-    tools = WebTools(limits=DownloadLimits(max_count=2))
+    tools = WebTools(allow_private_urls=True, limits=DownloadLimits(max_count=2))
     assert not tools.download_image(served.url + "/page.html").ok
     assert tools.download_image(served.url + "/cat.png").ok and tools.download_image(served.url + "/dog.jpg").ok
     refused = tools.download_image(served.url + "/cat.png")
@@ -76,9 +80,9 @@ def test_count_cap_counts_successes_only(served: ImageServer) -> None:
 
 def test_recorded_downloads_replay_offline(tmp_path: Path, served: ImageServer) -> None:
     url = served.url + "/cat.png"
-    recorded = WebTools(cache=WebCache.for_task(tmp_path, "t", "record")).download_image(url)
+    recorded = WebTools(allow_private_urls=True, cache=WebCache.for_task(tmp_path, "t", "record")).download_image(url)
     served.routes.clear()
-    replayed = WebTools(cache=WebCache.for_task(tmp_path, "t", "replay")).download_image(url)
+    replayed = WebTools(allow_private_urls=True, cache=WebCache.for_task(tmp_path, "t", "replay")).download_image(url)
     assert replayed.ok and replayed.source == "cache"
     assert replayed.blob == recorded.blob and replayed.data == recorded.data
     assert len(served.requests) == 1

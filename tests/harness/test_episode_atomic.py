@@ -107,6 +107,7 @@ def web_tools(serper: SerperServer, jina: JinaServer, imgbb: ImgbbServer, cache:
         reader=JinaReader(base_url=jina.url),
         host=ImgbbHost("imgbb-test", base_url=imgbb.url),
         cache=cache,
+        allow_private_urls=True,  # the image is served from 127.0.0.1
     )
 
 
