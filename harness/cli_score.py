@@ -13,6 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 Command = Callable[[argparse.Namespace], int]
+INFRA_HELP = (
+    "count episodes ended by infrastructure (agent endpoint, sandbox or harness errors, unfinished traces) "
+    "as failures in the metrics; by default they are reported apart"
+)
+TRACE_ADVICE = (
+    "the trace is damaged before its last line (only a cut-off last line is tolerated); repair or delete that "
+    "line, or move the trace aside and run the task again"
+)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -35,9 +43,17 @@ def cmd_score(args: argparse.Namespace) -> int:
     """Score every episode of a run with the given judges; prints the summary rows."""
     from pixelbox.harness.scoring.report import to_markdown
     from pixelbox.harness.scoring.run import SCORES_FILE, score_run
+    from pixelbox.harness.scoring.score import ScoringOptions
 
     judges = args.judge or ["ocr", "geometric"]
-    result = score_run(args.run_dir, judges, progress=not args.quiet)
+    options = ScoringOptions(trust_tampered=args.trust_tampered, replay=not args.no_replay)
+    result = score_run(
+        args.run_dir,
+        judges,
+        progress=not args.quiet,
+        options=options,
+        include_infrastructure=args.include_infrastructure,
+    )
     print(to_markdown(result["summary"]), end="")
     print(f"scores: {args.run_dir.rstrip('/')}/{SCORES_FILE}")
     return 0
@@ -47,7 +63,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write report.json, report.md and the HTML report from a scored run."""
     from pixelbox.harness.scoring.run import write_report
 
-    paths = write_report(args.run_dir)
+    paths = write_report(args.run_dir, include_infrastructure=True if args.include_infrastructure else None)
     print(json.dumps(paths, indent=1))
     return 0
 
@@ -79,8 +95,22 @@ def register(sub: Any) -> None:
         "--judge", action="append", help=f"V_true/S judge, repeatable: {JUDGE_SPECS} (default: ocr and geometric)"
     )
     score.add_argument("--quiet", action="store_true", help="no progress bar")
+    score.add_argument("--include-infrastructure", action="store_true", help=INFRA_HELP)
+    score.add_argument(
+        "--trust-tampered",
+        action="store_true",
+        help="let operations of executions flagged as tampered satisfy V_tool checkpoints (default: untrusted)",
+    )
+    score.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="judge artifacts without replaying their recorded chain first (default: replay and drop mismatches)",
+    )
     report = _add(sub, "report", cmd_report, "write the JSON, Markdown and HTML reports of a scored run")
     report.add_argument("run_dir")
+    report.add_argument(
+        "--include-infrastructure", action="store_true", help=INFRA_HELP + " (default: as chosen when scoring)"
+    )
     export = _add(sub, "export", cmd_export, "export a run to the official Agentic-MME output layout")
     export.add_argument("run_dir")
     export.add_argument("--out", required=True, help="where to write {mode}/{model}/{task_id}/")
@@ -98,12 +128,18 @@ def _friendly(func: Command) -> Command:
     def run(args: argparse.Namespace) -> int:
         from pixelbox.harness.export import ExportError
         from pixelbox.harness.scoring.episode import EpisodeFormatError
-        from pixelbox.harness.scoring.judges import JudgeSpecError, OcrUnavailable
+        from pixelbox.harness.scoring.judges import JudgeEndpointError, JudgeSpecError, OcrUnavailable
         from pixelbox.harness.scoring.run import RunDirError
         from pixelbox.harness.tasks import TaskSourceError, ValidationError
+        from pixelbox.harness.traces import TraceFormatError
 
         try:
             return func(args)
+        except TraceFormatError as exc:
+            print(f"pixelbox {args.command}: {exc}: {TRACE_ADVICE}", file=sys.stderr)
+        except JudgeEndpointError as exc:
+            print(f"pixelbox {args.command}: {exc}", file=sys.stderr)
+            print("nothing was written; judge answers received so far are cached for the next try", file=sys.stderr)
         except (RunDirError, ExportError, JudgeSpecError, EpisodeFormatError, OcrUnavailable) as exc:
             print(f"pixelbox {args.command}: {exc}", file=sys.stderr)
         except (TaskSourceError, ValidationError, FileNotFoundError) as exc:

@@ -2,7 +2,7 @@
 
 Every match type of the task format, applied after one normalization: case, whitespace,
 surrounding quotes and trailing punctuation, thousands separators, and the units the task
-lists. Short numbers are matched on word boundaries so "1" does not match "2017".
+lists. Targets are matched as whole words: "1" is not in "2017", "no" is not in "not sure".
 """
 
 from __future__ import annotations
@@ -46,12 +46,19 @@ def normalize(text: str, units: Iterable[str] = ()) -> str:
 
 
 def contains(haystack: str, needle: str) -> bool:
-    """Substring test; a number must stand alone ("1" is not in "2017", "120" is not in "1200")."""
+    """Whole-word substring test: the needle may not start or end inside a word of the haystack.
+
+    "1" is not in "2017" or "1.5", "120" is not in "1200", "no" is not in "not sure", "red" is not
+    in "reddish"; "blue" is in "blue ink" and "gate 47" is in "it is gate 47.". Edges of the needle
+    that are not word characters (a trailing "%", a leading "$") need no boundary.
+    """
     if not needle:
         return False
     if _NUMBER.fullmatch(needle):
         return re.search(rf"(?<![\w.]){re.escape(needle)}(?![\w]|\.\d)", haystack) is not None
-    return needle in haystack
+    start = r"(?<![\w.])" if re.match(r"\d", needle) else r"(?<!\w)" if re.match(r"\w", needle) else ""
+    end = r"(?![\w]|\.\d)" if re.search(r"\w$", needle) else ""
+    return re.search(f"{start}{re.escape(needle)}{end}", haystack) is not None
 
 
 def numbers_in(text: str) -> list[float]:
@@ -105,8 +112,18 @@ def _contains(got: str, spec: dict[str, Any], target: str) -> tuple[bool, str]:
 
 
 def _string(got: str, spec: dict[str, Any], target: str) -> tuple[bool, str]:
-    ok = bool(got) and (contains(got, target) or contains(target, got))
-    return ok, f"answer and {target!r} {'overlap' if ok else 'do not contain one another'}"
+    """Normalized string equality, forgiving punctuation and articles (the benchmark's "normalized exact
+    match"); the part after "answer is"/"answer:" is compared too. Never containment either way."""
+    wanted = _bare(target)
+    candidates = {_bare(got), _bare(final_section(got))}
+    ok = bool(wanted) and wanted in candidates
+    return ok, f"normalized answer {'equals' if ok else 'differs from'} {target!r}"
+
+
+def _bare(text: str) -> str:
+    """``text`` without punctuation or articles, single spaces ("The Golden-Gate Bridge!" -> "golden gate bridge")."""
+    words = re.sub(r"[^\w\s]|_", " ", normalize(text)).split()
+    return " ".join(w for w in words if w not in ("a", "an", "the"))
 
 
 def _numeric(got: str, spec: dict[str, Any], target: str) -> tuple[bool, str]:

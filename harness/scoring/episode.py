@@ -16,6 +16,9 @@ from typing import Any, Literal
 from pixelbox.tracer.events import Event
 
 Mode = Literal["gen", "atm"]
+INFRASTRUCTURE_ENDS = ("agent_error", "runtime_error", "harness_error", "unfinished")
+"""Endings that say nothing about the model: its endpoint, the sandbox or the harness failed, or the
+episode never ended (the run was killed). ``budget_exhausted`` and ``no_answer`` are the model's own."""
 Box = tuple[float, float, float, float]
 """``(x1, y1, x2, y2)`` in 0-1000 coordinates of a root image, (0, 0) top-left."""
 
@@ -80,6 +83,9 @@ class Interaction:
     status: str
     artifacts: tuple[int, ...] = ()
     observation: str = ""
+    tampered: bool = False
+    """The runtime flagged this execution's trace as interfered with (details in ``notices``)."""
+    notices: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -145,6 +151,7 @@ class EpisodeView:
     root_images: tuple[Path, ...]
     termination: str = "answered"
     model: str = ""
+    end_reason: str = ""
 
     def __post_init__(self) -> None:
         seqs = [traced.event.seq for traced in self.events]
@@ -157,6 +164,18 @@ class EpisodeView:
     def episode_id(self) -> str:
         base = f"{self.task.task_id}-{self.mode}"
         return f"{self.model}-{base}" if self.model else base
+
+    @property
+    def infrastructure(self) -> str | None:
+        """Why the episode says nothing about the model (``status: reason``), or None when it does."""
+        if self.termination not in INFRASTRUCTURE_ENDS:
+            return None
+        return f"{self.termination}: {self.end_reason}" if self.end_reason else self.termination
+
+    @property
+    def tampered_interactions(self) -> tuple[Interaction, ...]:
+        """Interactions whose execution the runtime flagged (trace integrity notices)."""
+        return tuple(i for i in self.interactions if i.tampered)
 
     def artifact(self, index: int) -> Artifact | None:
         return next((a for a in self.artifacts if a.index == index), None)
@@ -183,6 +202,8 @@ def episode_to_dict(episode: EpisodeView) -> dict[str, Any]:
         "model": episode.model,
         "answer": episode.answer,
         "termination": episode.termination,
+        "end_reason": episode.end_reason,
+        "infrastructure": episode.infrastructure,
         "interactions": [
             {
                 "index": i.index,
@@ -192,6 +213,8 @@ def episode_to_dict(episode: EpisodeView) -> dict[str, Any]:
                 "status": i.status,
                 "artifacts": list(i.artifacts),
                 "observation": i.observation,
+                "tampered": i.tampered,
+                "notices": list(i.notices),
             }
             for i in episode.interactions
         ],

@@ -20,7 +20,17 @@ from pixelbox.harness.traces import Trace, read_trace
 from pixelbox.tracer.events import Event
 
 from . import geometry
-from .episode import Artifact, EpisodeFormatError, EpisodeView, Interaction, Mode, SearchCall, TaskSpec, TracedEvent
+from .episode import (
+    INFRASTRUCTURE_ENDS,
+    Artifact,
+    EpisodeFormatError,
+    EpisodeView,
+    Interaction,
+    Mode,
+    SearchCall,
+    TaskSpec,
+    TracedEvent,
+)
 
 MODES: dict[str, Mode] = {"gen": "gen", "code": "gen", "atm": "atm", "atomic": "atm"}
 RECORD_KEYS = frozenset({"v", "seq", "t", "kind", "round", "action_id", "type", "name"})
@@ -32,8 +42,26 @@ def find_traces(run_dir: Path) -> list[Path]:
 
 
 def episode_from_trace(path: str | Path) -> EpisodeView:
-    """Read one harness trace into the view scoring reads."""
+    """Read one harness trace into the view scoring reads.
+
+    A damaged line raises ``TraceFormatError``; a record that lacks what scoring needs raises
+    ``EpisodeFormatError``; both name the file.
+    """
     trace = read_trace(path)
+    try:
+        return _episode(path, trace)
+    except EpisodeFormatError as exc:
+        if str(path) in str(exc):
+            raise
+        raise EpisodeFormatError(f"{path}: {exc}") from exc
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EpisodeFormatError(
+            f"{path}: a record does not have the layout docs/traces.md describes ({type(exc).__name__}: {exc}); "
+            "was it written by this version of pixelbox?"
+        ) from exc
+
+
+def _episode(path: str | Path, trace: Trace) -> EpisodeView:
     start = next(iter(trace.of_kind("episode_start")), None)
     if start is None:
         raise EpisodeFormatError(f"{path}: no episode_start record; is this a pixelbox episode trace?")
@@ -46,6 +74,7 @@ def episode_from_trace(path: str | Path) -> EpisodeView:
     for n, action in enumerate(trace.of_kind("action")):
         parts.add(n, action, observations.get(action.get("action_id")) or {})
     end = next(iter(trace.of_kind("episode_end")), None)
+    termination = _termination(trace, end)
     return EpisodeView(
         task=TaskSpec.from_dict(_task_raw(task)),
         mode=mode,
@@ -55,8 +84,9 @@ def episode_from_trace(path: str | Path) -> EpisodeView:
         artifacts=tuple(parts.linked_artifacts()),
         searches=tuple(parts.searches),
         root_images=tuple(Path(p) for p in task.get("images") or ()),
-        termination=_termination(trace, end),
+        termination=termination,
         model=str(start.get("model") or ""),
+        end_reason=_end_reason(trace, end, termination),
     )
 
 
@@ -94,8 +124,20 @@ class _Parts:
             )
         status = str(execution.get("status")) if execution else ("ok" if result and result.get("ok") else "error")
         text = _observation_text(execution, result)
+        tampered = bool(execution.get("tampered")) if execution else False
+        notices = tuple(str(x) for x in (execution.get("notices") or [])) if execution else ()
         self.interactions.append(
-            Interaction(n, kind, str(action.get("name") or kind), arguments, status, tuple(produced), text)
+            Interaction(
+                n,
+                kind,
+                str(action.get("name") or kind),
+                arguments,
+                status,
+                tuple(produced),
+                text,
+                tampered,
+                notices,
+            )
         )
 
     def _add_events(self, n: int, raw: list[dict[str, Any]]) -> None:
@@ -187,10 +229,27 @@ def _observation_text(execution: dict[str, Any] | None, result: dict[str, Any] |
 
 
 def _termination(trace: Trace, end: dict[str, Any] | None) -> str:
+    """How the episode ended: ``answered``, or the ``episode_end`` status (``unfinished`` without one)."""
+    status = str((end or {}).get("status") or "")
+    if status in INFRASTRUCTURE_ENDS:
+        return status
     if trace.of_kind("budget_hit"):
-        return "budget"
+        return "budget_exhausted"
     if end is None:
         return "unfinished"
     if end.get("answer"):
         return "answered"
-    return str(end.get("reason") or end.get("status") or "ended")
+    return status or "ended"
+
+
+def _end_reason(trace: Trace, end: dict[str, Any] | None, termination: str) -> str:
+    """The recorded reason of the ending (the last ``error`` record's message when the end gives none)."""
+    if end is None:
+        torn = " (its last line was cut off)" if trace.torn else ""
+        return f"the trace has no episode_end record{torn}: the run was killed or is still running"
+    reason = str(end.get("reason") or "")
+    errors = trace.of_kind("error")
+    if not reason and errors and termination in INFRASTRUCTURE_ENDS:
+        last = errors[-1]
+        reason = f"{last.get('where')}: {last.get('type') or 'error'}: {last.get('message')}"
+    return reason

@@ -79,15 +79,30 @@ def _index_page(summary: dict[str, Any], episodes: list[dict[str, Any]]) -> str:
     failures = "".join(f"<li>{escape(k)}: {v}</li>" for k, v in summary["failures"].items()) or "<li>none</li>"
     body = (
         f"<h1>Scores</h1><table id='summary'><tr>{head}</tr>{rows}</table>"
-        f"<h2>Failure modes</h2><ul>{failures}</ul>"
+        f"<h2>Failure modes</h2><ul>{failures}</ul>{_infrastructure_block(summary)}"
         f"<h2>Episodes</h2><table id='episodes'>{ep_head}{ep_rows}</table>"
     )
     return _doc("pixelbox scores", body)
 
 
+def _infrastructure_block(summary: dict[str, Any]) -> str:
+    infra = summary.get("infrastructure") or {}
+    if not infra.get("count"):
+        return ""
+    how = "counted as failures in the table above" if infra.get("included_in_metrics") else "not in the table above"
+    items = "".join(
+        f"<li>infrastructure: {escape(e['episode_id'])}: {escape(str(e['reason']))}</li>" for e in infra["episodes"]
+    )
+    return f"<h2>Infrastructure</h2><p id='infrastructure'>{infra['count']} episode(s), {how}:</p><ul>{items}</ul>"
+
+
 def _index_row(score: dict[str, Any]) -> str:
     link = f"<a href='{_slug(score['episode_id'])}.html'>{escape(score['episode_id'])}</a>"
     failure = escape(score["failure"]["label"]) if score.get("failure") else ""
+    if score.get("infrastructure"):
+        failure = f"infrastructure: {escape(str(score['infrastructure']))}"
+    if score.get("tamper"):
+        failure += f" (tampered executions: {len(score['tamper'])})"
     cells = [link, f"L{score['level']}", escape(score["mode"])]
     metrics = [_verdict(score["acc"])] + [f"<td>{_fmt(score[m], m)}</td>" for m in ("s", "v_tool", "v_true")]
     tail = [f"<td>{score['calls']}</td><td>{_fmt(score['overthink'], 'overthink')}</td><td>{failure}</td>"]
@@ -100,12 +115,27 @@ def _episode_page(record: dict[str, Any], assets: Path) -> str:
     parts = [
         f"<p><a href='index.html'>index</a></p><h1>{escape(score['episode_id'])}</h1>",
         _summary_block(score, view),
+        _tamper_block(score),
         "<h2>Checkpoints</h2>" + _checkpoint_table(score),
         "<h2>Executed crops on the input</h2>" + _overlays(view, score, assets, slug),
         "<h2>Turns</h2>" + _turns(view, assets, slug),
         "<h2>Events</h2>" + _events_table(view),
     ]
     return _doc(score["episode_id"], "".join(parts))
+
+
+def _tamper_block(score: dict[str, Any]) -> str:
+    flagged = score.get("tamper") or []
+    if not flagged:
+        return ""
+    items = "".join(
+        f"<li>interaction {t['interaction']}"
+        + (" (trusted on request)" if t.get("trusted") else " (its operations satisfy no checkpoint)")
+        + "".join(f"<div class='why'>{escape(str(n))}</div>" for n in t.get("notices") or ["no notice recorded"])
+        + "</li>"
+        for t in flagged
+    )
+    return f"<h2>Trace integrity</h2><ul id='tamper'>{items}</ul>"
 
 
 def _summary_block(score: dict[str, Any], view: dict[str, Any]) -> str:
@@ -115,6 +145,11 @@ def _summary_block(score: dict[str, Any], view: dict[str, Any]) -> str:
         if failure
         else ""
     )
+    if score.get("infrastructure"):
+        failure_html = (
+            f"<p id='infrastructure'><b>Infrastructure:</b> {escape(str(score['infrastructure']))} "
+            "(not a model failure; left out of the metrics unless included on request)</p>"
+        )
     return (
         f"<p><b>Task</b> {escape(view['task']['task_id'])} (L{view['task']['level']}, {escape(view['mode'])}, "
         f"model {escape(view['model'])}): {escape(view['task']['prompt'])}</p>"
@@ -122,7 +157,8 @@ def _summary_block(score: dict[str, Any], view: dict[str, Any]) -> str:
         f"({escape(score['acc_reason'])})</p>"
         f"<p>S {_fmt(score['s'])} &middot; V {_fmt(score['v'])} &middot; V_tool {_fmt(score['v_tool'])} &middot; "
         f"V_true {_fmt(score['v_true'])} &middot; calls {score['calls']} &middot; Overthink "
-        f"{_fmt(score['overthink'], 'overthink')} &middot; ended: {escape(score['termination'])}</p>{failure_html}"
+        f"{_fmt(score['overthink'], 'overthink')} &middot; ended: {escape(str(score.get('termination', '-')))}</p>"
+        f"{failure_html}"
     )
 
 
@@ -138,7 +174,7 @@ def _checkpoint_table(score: dict[str, Any]) -> str:
     orders = "".join(
         f"<li>{escape(o['constraint_id'])} {escape(' -> '.join(o['sequence']))} (max_gap {o['max_gap']}): "
         f"{'pass' if o['passed'] else 'fail'}: {escape(o['reason'])}</li>"
-        for o in score["orders"]
+        for o in score.get("orders") or []
     )
     return f"<table id='checkpoints'>{head}{rows}</table>" + (f"<p>Ordering:</p><ul>{orders}</ul>" if orders else "")
 
@@ -147,6 +183,12 @@ def _evidence_cell(evidence: dict[str, Any]) -> str:
     """The deciding reasons in words, the full evidence folded underneath."""
     reasons = [str(evidence[k]) for k in ("reason", "true_reason") if evidence.get(k)]
     reasons += [f"order: {o}" for o in evidence.get("order", [])]
+    reasons += [
+        f"replay of artifact {r['artifact']}: {r['verdict']}"
+        + (f", similarity {r['score']:.2f}" if isinstance(r.get("score"), (int, float)) else "")
+        + (f" ({r['reason']})" if r.get("verdict") != "consistent" and r.get("reason") else "")
+        for r in evidence.get("replay", [])
+    ]
     full = escape(json.dumps(evidence, indent=1, default=str))
     why = "".join(f"<div class='why'>{escape(r)}</div>" for r in reasons)
     return f"{why}<details><summary>evidence</summary><pre>{full}</pre></details>"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import geometry
-from .episode import EpisodeView
+from .episode import EpisodeView, Interaction
 from .ordering import OrderVerdict, cannot_pass, check_order, count_passed
 from .requirements import Requirement, requirement_of
 from .timeline import Step, timeline
@@ -57,9 +57,15 @@ class MatchResult:
         return match.found and in_order
 
 
-def match_checkpoints(episode: EpisodeView, fixed_hits: dict[str, int | None]) -> MatchResult:
-    """Match every visual checkpoint with a tool part; ``fixed_hits`` holds S and R checkpoint positions."""
+def match_checkpoints(
+    episode: EpisodeView, fixed_hits: dict[str, int | None], trust_tampered: bool = False
+) -> MatchResult:
+    """Match every visual checkpoint with a tool part; ``fixed_hits`` holds S and R checkpoint positions.
+
+    Events of an execution the runtime flagged as tampered satisfy nothing unless ``trust_tampered``.
+    """
     steps = timeline(episode)
+    flagged = {} if trust_tampered else {i.index: i for i in episode.tampered_interactions}
     requirements = [r for r in (_requirement(cp) for cp in episode.task.checkpoints) if r is not None]
     hits = dict(fixed_hits)
     matches: dict[str, ToolMatch] = {}
@@ -67,10 +73,10 @@ def match_checkpoints(episode: EpisodeView, fixed_hits: dict[str, int | None]) -
         matches[req.checkpoint_id] = _count_match(req, episode, steps)
         hits[req.checkpoint_id] = matches[req.checkpoint_id].step
     consuming = [r for r in requirements if r.consumes_step]
-    candidates = [_candidates(r, episode, steps) for r in consuming]
+    candidates = [_candidates(r, episode, steps, flagged) for r in consuming]
     chosen = _assign([c for c, _ in candidates], [r.checkpoint_id for r in consuming], hits, episode)
     for req, (cands, rejected), step in zip(consuming, candidates, chosen, strict=True):
-        matches[req.checkpoint_id] = _op_match(req, step, cands, rejected, steps)
+        matches[req.checkpoint_id] = _op_match(req, step, cands, rejected, steps, episode.mode)
         hits[req.checkpoint_id] = step
     orders = [check_order(c, hits) for c in episode.task.ordering_constraints]
     return MatchResult(steps, matches, hits, orders)
@@ -82,12 +88,16 @@ def _requirement(checkpoint: dict[str, Any]) -> Requirement | None:
     return requirement_of(checkpoint)
 
 
-def _candidates(req: Requirement, episode: EpisodeView, steps: list[Step]) -> tuple[list[int], list[str]]:
+def _candidates(
+    req: Requirement, episode: EpisodeView, steps: list[Step], flagged: dict[int, Interaction]
+) -> tuple[list[int], list[str]]:
     """Eligible step positions (chronological) and why near misses were turned down."""
     eligible: list[int] = []
     rejected: list[str] = []
     for step in steps:
         why = _ineligible(req, episode, step)
+        if why is None and step.traced is not None and step.traced.interaction in flagged:
+            why = _tamper_reason(flagged[step.traced.interaction])
         if why is None:
             eligible.append(step.position)
         elif why:
@@ -99,7 +109,7 @@ def _ineligible(req: Requirement, episode: EpisodeView, step: Step) -> str | Non
     """None when the step satisfies the requirement; "" when it is unrelated; else the reason."""
     if req.kind == "tool":
         return None if step.search is not None and step.search.tool.lower() in req.tools else ""
-    if step.traced is None or step.traced.event.op not in req.ops:
+    if step.traced is None or step.traced.event.op not in req.ops_for_mode(episode.mode):
         return ""
     event = step.traced.event
     if event.status != "ok":
@@ -113,6 +123,15 @@ def _ineligible(req: Requirement, episode: EpisodeView, step: Step) -> str | Non
     if req.region is not None:
         return _region_problem(req, box)
     return None
+
+
+def _tamper_reason(interaction: Interaction) -> str:
+    notices = [n for n in interaction.notices if "integrity" in n] or list(interaction.notices)
+    detail = f": {notices[0]}" if notices else ""
+    return (
+        f"interaction {interaction.index} was flagged as tampered{detail}; a flagged execution's events are "
+        "untrusted (score with --trust-tampered to accept them)"
+    )
 
 
 def _region_problem(req: Requirement, box: geometry.Box) -> str | None:
@@ -166,7 +185,7 @@ def _assign(
 
 
 def _op_match(
-    req: Requirement, step: int | None, eligible: list[int], rejected: list[str], steps: list[Step]
+    req: Requirement, step: int | None, eligible: list[int], rejected: list[str], steps: list[Step], mode: str
 ) -> ToolMatch:
     if step is not None:
         return ToolMatch(req.checkpoint_id, req, step, f"matched {steps[step].label} ({req.source})", tuple(rejected))
@@ -175,7 +194,7 @@ def _op_match(
     elif rejected:
         reason = f"no eligible step for {req.source}; {len(rejected)} near miss(es)"
     else:
-        wanted = sorted(req.ops or req.tools)
+        wanted = sorted(req.ops_for_mode(mode) or req.tools)
         reason = f"no step performed any of {wanted} ({req.source})"
     return ToolMatch(req.checkpoint_id, req, None, reason, tuple(rejected))
 

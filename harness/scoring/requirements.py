@@ -15,6 +15,9 @@ from pixelbox.tracer.vocabulary import VISUAL_OPS
 
 from .episode import Box
 
+PRIMITIVES = ("crop", "rotate", "resize", "enhance", "flip")
+"""The official reader's five op names, in the order it looks for them inside a verifier name."""
+
 ENHANCE_FAMILY = frozenset({"enhance", "autocontrast", "equalize", "sharpen", "threshold", "grayscale", "invert"})
 
 OP_SYNONYMS: dict[str, frozenset[str]] = {
@@ -77,6 +80,14 @@ class Requirement:
     count: int = 1
     key: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    atomic_ops: frozenset[str] | None = None
+    """Ops accepted in atomic mode: only the names the checkpoint spells out (see ``literal_ops``)."""
+
+    def ops_for_mode(self, mode: str) -> frozenset[str]:
+        """``ops`` in code mode; in atomic mode only the literally named ops (``atomic_ops``)."""
+        if mode == "atm" and self.atomic_ops is not None:
+            return self.atomic_ops
+        return self.ops
 
     @property
     def consumes_step(self) -> bool:
@@ -98,15 +109,34 @@ def requirement_of(checkpoint: dict[str, Any]) -> Requirement | None:
     constraints = _constraints(checkpoint)
     verifier = str((checkpoint.get("code_check") or {}).get("verifier") or "").strip()
     tools = [str(t) for t in checkpoint.get("tools") or []]
+    literal = {"atomic_ops": literal_ops(verifier, tools)}
     if verifier:
         parsed = _from_verifier(cid, verifier, tools)
         if parsed is not None:
-            return Requirement(**{**parsed.__dict__, **constraints})
+            return Requirement(**{**parsed.__dict__, **constraints, **literal})
     if tools:
-        return Requirement(**{**_from_tools(cid, tools).__dict__, **constraints})
+        return Requirement(**{**_from_tools(cid, tools).__dict__, **constraints, **literal})
     if "code_check" in checkpoint:
         raise CheckpointError(f"checkpoint {cid}: code_check has no verifier and the checkpoint no 'tools'")
     return None
+
+
+def literal_ops(verifier: str, tools: list[str]) -> frozenset[str]:
+    """The ops an atomic-mode tool call must be named to satisfy the checkpoint, as officially read.
+
+    The official reader compares an atomic call's tool name with the verifier's op (``require_op:OP``,
+    or the first of ``PRIMITIVES`` inside the verifier text) and then with the ``tools`` names, with no
+    synonyms: an ``autocontrast`` call does not satisfy ``enhance``. Only canonical visual ops are kept.
+    """
+    names: set[str] = set()
+    name, _, arg = verifier.partition(":")
+    if name == "require_op":
+        names.add(arg.strip().lower())
+    primitive = next((p for p in PRIMITIVES if p in verifier.lower()), None)
+    if primitive is not None:
+        names.add(primitive)
+    names |= {t.strip().lower() for t in tools}
+    return frozenset(n for n in names if n in VISUAL_OPS)
 
 
 def _from_verifier(cid: str, verifier: str, tools: list[str]) -> Requirement | None:

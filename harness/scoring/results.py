@@ -54,6 +54,11 @@ class EpisodeScore:
     orders: tuple[dict[str, Any], ...] = ()
     failure: FailureLabel | None = None
     termination: str = "answered"
+    infrastructure: str | None = None
+    """Set (``status: reason``) when the episode failed for a reason outside the model; such
+    episodes get no failure label and are left out of the metrics unless asked for."""
+    tamper: tuple[dict[str, Any], ...] = ()
+    """Executions the runtime flagged: ``{"interaction", "notices"}`` each."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from .episode import EpisodeView, episode_to_dict
 from .judges import JudgeCache, build_judges, parse_endpoint
 from .judges.chat import ChatEndpoint
 from .report import summarize, to_markdown
-from .score import score_episode
+from .score import ScoringOptions, score_episode
 
 SCORES_FILE = "scores.json"
 CACHE_DIR = "judge_cache"
@@ -29,13 +30,21 @@ class RunDirError(ValueError):
 
 
 def score_run(
-    run_dir: str | Path, judges: Sequence[str], episodes: Sequence[EpisodeView] | None = None, progress: bool = True
+    run_dir: str | Path,
+    judges: Sequence[str],
+    episodes: Sequence[EpisodeView] | None = None,
+    progress: bool = True,
+    options: ScoringOptions | None = None,
+    include_infrastructure: bool = False,
 ) -> dict[str, Any]:
     """Score every episode of a run with the given ``--judge`` specs; writes and returns ``scores.json``.
 
     ``episodes`` defaults to the harness traces found in ``run_dir``. The first ``openai:`` judge
     also judges search checkpoints. Judge answers are cached in ``run_dir/judge_cache``.
+    Infrastructure episodes are scored but left out of the summary rows unless ``include_infrastructure``
+    (the choice is stored, and ``write_report`` follows it).
     """
+    options = options or ScoringOptions()
     root = Path(run_dir)
     views = list(episodes) if episodes is not None else load_episodes(root)
     cache = JudgeCache(root / CACHE_DIR)
@@ -43,34 +52,98 @@ def score_run(
     search_endpoint = _search_endpoint(judges)
     records = []
     for view in tqdm(views, desc="judging episodes", unit="episode", disable=not progress):
-        score = score_episode(view, built, search_endpoint, cache)
+        score = score_episode(view, built, search_endpoint, cache, options)
         records.append({"score": score.to_dict(), "episode": episode_to_dict(view)})
     result = {
         "run_dir": str(root),
         "judges": list(judges),
-        "summary": summarize([r["score"] for r in records]),
+        "options": {**asdict(options), "include_infrastructure": include_infrastructure},
+        "summary": summarize([r["score"] for r in records], include_infrastructure),
         "episodes": records,
     }
     (root / SCORES_FILE).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
     return result
 
 
-def write_report(run_dir: str | Path) -> dict[str, str]:
-    """Write ``report.json``, ``report.md`` and the HTML report from ``scores.json``; returns their paths."""
+def write_report(run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
+    """Write ``report.json``, ``report.md`` and the HTML report from ``scores.json``; returns their paths.
+
+    ``include_infrastructure`` None follows the choice stored by ``score_run``.
+    """
     from .html import write_html
 
     root = Path(run_dir)
-    scores_path = root / SCORES_FILE
-    if not scores_path.is_file():
-        raise RunDirError(f"{scores_path} does not exist; run `pixelbox score {root}` first")
-    scores = json.loads(scores_path.read_text(encoding="utf-8"))
-    summary = summarize([r["score"] for r in scores["episodes"]])
+    scores = read_scores(root)
+    if include_infrastructure is None:
+        include_infrastructure = bool((scores.get("options") or {}).get("include_infrastructure", False))
+    summary = summarize([r["score"] for r in scores["episodes"]], include_infrastructure)
     report_json = root / "report.json"
     report_json.write_text(json.dumps({"judges": scores["judges"], **summary}, indent=1), encoding="utf-8")
     report_md = root / "report.md"
     report_md.write_text(to_markdown(summary), encoding="utf-8")
-    index = write_html(root / REPORT_DIR, summary, scores["episodes"])
+    try:
+        index = write_html(root / REPORT_DIR, summary, scores["episodes"])
+    except (KeyError, TypeError) as exc:
+        raise RunDirError(
+            f"{root / SCORES_FILE}: an episode record lacks {exc} or has the wrong type; "
+            f"re-create it with `pixelbox score {root}`"
+        ) from None
     return {"json": str(report_json), "markdown": str(report_md), "html": str(index)}
+
+
+def read_scores(root: Path) -> dict[str, Any]:
+    """``scores.json`` of a run, checked for what reports read; a RunDirError says what is wrong and what to do."""
+    path = root / SCORES_FILE
+    redo = f"re-create it with `pixelbox score {root}`"
+    if not path.is_file():
+        raise RunDirError(f"{path} does not exist; run `pixelbox score {root}` first")
+    try:
+        scores = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RunDirError(f"{path} is not UTF-8 text ({exc}); {redo}") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        raise RunDirError(f"{path} is not valid JSON ({where}); {redo}") from None
+    if not isinstance(scores, dict):
+        raise RunDirError(f"{path} must hold a JSON object, found {type(scores).__name__}; {redo}")
+    missing = [key for key in ("judges", "episodes") if key not in scores]
+    if missing:
+        raise RunDirError(f"{path} has no {' or '.join(repr(k) for k in missing)}; {redo}")
+    episodes = scores["episodes"]
+    if not isinstance(episodes, list):
+        raise RunDirError(f"{path}: 'episodes' must be a list, found {type(episodes).__name__}; {redo}")
+    for n, record in enumerate(episodes):
+        problem = _record_problem(record)
+        if problem:
+            raise RunDirError(f"{path}: episodes[{n}] {problem}; {redo}")
+    return scores
+
+
+SCORE_KEYS = (
+    "episode_id",
+    "task_id",
+    "level",
+    "mode",
+    "model",
+    "acc",
+    "acc_reason",
+    "s",
+    "v",
+    "v_tool",
+    "v_true",
+    "calls",
+    "overthink",
+    "checkpoints",
+)
+
+
+def _record_problem(record: Any) -> str:
+    if not isinstance(record, dict) or not isinstance(record.get("score"), dict):
+        return "has no 'score' object"
+    if not isinstance(record.get("episode"), dict):
+        return "has no 'episode' object"
+    missing = [k for k in SCORE_KEYS if k not in record["score"]]
+    return f"'score' lacks {missing}" if missing else ""
 
 
 def load_episodes(run_dir: Path) -> list[EpisodeView]:

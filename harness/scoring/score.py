@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
+
+from pixelbox.tracer.replay import CONSISTENT_AT
 
 from .answers import check_answer, check_golden
 from .episode import EpisodeView
@@ -16,7 +18,21 @@ from .results import CheckpointResult, EpisodeScore, fraction
 from .search import SearchVerdict, judge_searches
 from .taxonomy import classify
 from .timeline import timeline
-from .vtrue import TrueVerdict, judge_checkpoint
+from .vtrue import Replayer, TrueVerdict, judge_checkpoint
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How much of the trace scoring trusts (the defaults are the strict reading).
+
+    ``trust_tampered``: let events of executions the runtime flagged satisfy V_tool checkpoints.
+    ``replay``: verify each artifact V_true judges by replaying its chain; ``replay_threshold`` is
+    the similarity below which an artifact is not counted as evidence.
+    """
+
+    trust_tampered: bool = False
+    replay: bool = True
+    replay_threshold: float = CONSISTENT_AT
 
 
 def score_episode(
@@ -24,8 +40,10 @@ def score_episode(
     judges: list[Judge],
     search_endpoint: ChatEndpoint | None = None,
     cache: JudgeCache | None = None,
+    options: ScoringOptions | None = None,
 ) -> EpisodeScore:
     """Every metric of one episode (judges are called here; results are cached by the judges)."""
+    options = options or ScoringOptions()
     acc = check_golden(episode.answer, episode.task.golden_answer)
     searches = {v.checkpoint_id: v for v in judge_searches(episode, search_endpoint, cache)}
     steps = timeline(episode)
@@ -36,8 +54,9 @@ def score_episode(
         if "answer_check" in cp:
             answers[str(cp["id"])] = check_answer(episode.answer, cp["answer_check"])
             fixed[str(cp["id"])] = end if answers[str(cp["id"])].correct else None
-    match = match_checkpoints(episode, fixed)
-    results = [_result(cp, episode, match, searches, answers, judges) for cp in episode.task.checkpoints]
+    match = match_checkpoints(episode, fixed, trust_tampered=options.trust_tampered)
+    replayer = Replayer(episode, options.replay_threshold) if options.replay else None
+    results = [_result(cp, episode, match, searches, answers, judges, replayer) for cp in episode.task.checkpoints]
     visual = [r for r in results if r.axis == "V"]
     ratio = overthink(episode)
     return EpisodeScore(
@@ -58,6 +77,11 @@ def score_episode(
         orders=tuple(asdict(o) for o in match.orders),
         failure=classify(episode, acc.correct, results, ratio),
         termination=episode.termination,
+        infrastructure=episode.infrastructure,
+        tamper=tuple(
+            {"interaction": i.index, "notices": list(i.notices), "trusted": options.trust_tampered}
+            for i in episode.tampered_interactions
+        ),
     )
 
 
@@ -74,6 +98,7 @@ def _result(
     searches: dict[str, SearchVerdict],
     answers: dict[str, Any],
     judges: list[Judge],
+    replayer: Replayer | None,
 ) -> CheckpointResult:
     cid, axis, description = str(cp.get("id", "")), str(cp.get("axis", "")), str(cp.get("description", ""))
     if cid in answers:
@@ -98,18 +123,18 @@ def _result(
         }
         return CheckpointResult(cid, axis, description, s.passed, s.passed, None, match.hits.get(cid), evidence)
     if axis == "V":
-        return _visual_result(cp, episode, match, judges)
+        return _visual_result(cp, episode, match, judges, replayer)
     return CheckpointResult(cid, axis, description, None, evidence={"reason": f"unknown axis {axis!r}"})
 
 
 def _visual_result(
-    cp: dict[str, Any], episode: EpisodeView, match: MatchResult, judges: list[Judge]
+    cp: dict[str, Any], episode: EpisodeView, match: MatchResult, judges: list[Judge], replayer: Replayer | None
 ) -> CheckpointResult:
     cid = str(cp.get("id", ""))
     tool_match = match.matches.get(cid)
     step = tool_match.step if tool_match else None
     seq = match.steps[step].traced.event.seq if step is not None and match.steps[step].traced else None  # type: ignore[union-attr]
-    true = judge_checkpoint(cp, episode, seq, judges)
+    true = judge_checkpoint(cp, episode, seq, judges, replayer)
     tool = match.v_tool(cid)
     decided = [v for v in (tool, true.passed if true else None) if v is not None]
     evidence = {"matched_seq": seq, **_visual_evidence(tool_match, match, cid, true)}
@@ -141,4 +166,6 @@ def _visual_evidence(tool_match: Any, match: MatchResult, cid: str, true: TrueVe
         evidence.update(
             true_reason=true.reason, judged_artifacts=list(true.artifacts), judges=[asdict(v) for v in true.verdicts]
         )
+        if true.replays:
+            evidence["replay"] = [dict(r) for r in true.replays]
     return evidence

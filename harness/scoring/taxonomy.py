@@ -4,6 +4,10 @@ The seven published modes. The episode is read in order: a run that hit its budg
 repeating itself is an overthinking collapse; otherwise the earliest failed checkpoint (task
 order follows the reference solution) decides; when every checkpoint passed, the agent had the
 right evidence and misread it.
+
+Infrastructure endings (the agent endpoint, the sandbox or the harness failed, or the episode never
+ended) are not the model's failures: they get no label here and are reported apart
+(``EpisodeView.infrastructure``). Running out of budget is the model's: often overthinking.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ REPEATS_FOR_LOOP = 3
 def classify(
     episode: EpisodeView, correct: bool, checkpoints: list[CheckpointResult], overthink: float | None
 ) -> FailureLabel | None:
-    """The failure label of an episode, or None when its answer was correct."""
-    if correct:
+    """The failure label of an episode; None when its answer was correct or infrastructure ended it."""
+    if correct or episode.infrastructure is not None:
         return None
     collapse = _collapse(episode, overthink)
     if collapse is not None:

@@ -4,15 +4,24 @@ Only artifacts whose lineage runs through the matched event (the event's own out
 anything derived from it later) are judged; a checkpoint with no tool part judges every
 produced artifact that went through at least one visual operation. The untouched original is
 never judged. Any artifact passing any applicable judge passes the checkpoint.
+
+Before an artifact is judged, its recorded chain is replayed from the root input image with the
+canonical implementations (``pixelbox.tracer.replay``): an artifact the chain does not reproduce
+(similarity below the threshold) is not evidence, whatever it shows. Chains with ops that cannot
+be re-run (``unverifiable``) are judged on their pixels alone, with the verdict noted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from PIL import Image
 
 from pixelbox.tracer.events import Event
 from pixelbox.tracer.lineage import chain_for
+from pixelbox.tracer.replay import CONSISTENT_AT, verify
 
 from .episode import Artifact, EpisodeView
 from .judges.base import Judge, JudgeVerdict, VisualQuestion
@@ -28,6 +37,72 @@ class TrueVerdict:
     reason: str
     artifacts: tuple[int, ...] = ()
     verdicts: tuple[JudgeVerdict, ...] = field(default_factory=tuple)
+    replays: tuple[dict[str, Any], ...] = ()
+    """Replay verification of each candidate artifact: ``{artifact, verdict, score, reason}``."""
+
+
+class Replayer:
+    """Replay verification of an episode's artifacts, each verified once (``threshold`` decides)."""
+
+    def __init__(self, episode: EpisodeView, threshold: float = CONSISTENT_AT) -> None:
+        self.episode = episode
+        self.threshold = threshold
+        self._events = [t.event for t in episode.events]
+        self._by_seq = {e.seq: e for e in self._events}
+        self._done: dict[int, dict[str, Any]] = {}
+
+    def check(self, artifact: Artifact) -> dict[str, Any]:
+        """``{artifact, verdict, score, reason}``; verdict ``consistent``, ``inconsistent`` or ``unverifiable``."""
+        if artifact.index not in self._done:
+            self._done[artifact.index] = {"artifact": artifact.index, **self._verify(artifact)}
+        return self._done[artifact.index]
+
+    def _full_chain(self, artifact: Artifact) -> tuple[list[Event], str | None]:
+        """The artifact's chain back to a task input, through earlier artifacts (``artifact:N`` ids), and its root."""
+        chain = _chain_of(artifact, self._events, self._by_seq)
+        seen = {artifact.index}
+        while chain:
+            first = chain[0]
+            root = first.inputs[0] if first.inputs else first.output
+            earlier = _artifact_index(root)
+            source = self.episode.artifact(earlier) if earlier is not None and earlier not in seen else None
+            if source is None:
+                return chain, root
+            seen.add(source.index)
+            chain = [*_chain_of(source, self._events, self._by_seq), *chain]
+        return chain, None
+
+    def _verify(self, artifact: Artifact) -> dict[str, Any]:
+        chain, root_id = self._full_chain(artifact)
+        if not chain:
+            return {"verdict": "unverifiable", "score": None, "reason": "no recorded event made this artifact"}
+        root_path = self.episode.root_path(root_id)
+        if root_path is None or not root_path.is_file():
+            why = f"root image {root_id} is not a task input" if root_path is None else f"{root_path} is missing"
+            return {"verdict": "unverifiable", "score": None, "reason": why}
+        if not Path(artifact.path).is_file():
+            return {"verdict": "unverifiable", "score": None, "reason": f"{artifact.path} is missing"}
+        with Image.open(root_path) as raw_root, Image.open(artifact.path) as raw_artifact:
+            root = _loaded(raw_root)
+            image = _loaded(raw_artifact)
+        result = verify(image, root, chain, threshold=self.threshold)
+        reason = result.reason or f"the chain from {root_id} reproduces the artifact"
+        return {"verdict": result.verdict, "score": result.score, "reason": reason}
+
+
+def _artifact_index(image_id: str | None) -> int | None:
+    """``N`` of an ``artifact:N`` id (an earlier artifact loaded again), else None."""
+    if image_id is None or not image_id.startswith("artifact:"):
+        return None
+    tail = image_id.split(":", 1)[1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _loaded(image: Image.Image) -> Image.Image:
+    """The image decoded in a mode every canonical op accepts (palette images become RGB/RGBA)."""
+    if image.mode in ("RGB", "RGBA", "L"):
+        return image.copy()
+    return image.convert("RGBA" if "A" in image.mode or "transparency" in image.info else "RGB")
 
 
 def question_of(checkpoint: dict[str, Any]) -> VisualQuestion | None:
@@ -72,9 +147,16 @@ def _chain_of(artifact: Artifact, events: list[Event], by_seq: dict[int, Event])
 
 
 def judge_checkpoint(
-    checkpoint: dict[str, Any], episode: EpisodeView, matched_seq: int | None, judges: list[Judge]
+    checkpoint: dict[str, Any],
+    episode: EpisodeView,
+    matched_seq: int | None,
+    judges: list[Judge],
+    replayer: Replayer | None = None,
 ) -> TrueVerdict | None:
-    """V_true for one checkpoint (None when it has no visual_check)."""
+    """V_true for one checkpoint (None when it has no visual_check).
+
+    With a ``replayer``, artifacts whose recorded chain does not reproduce them are not judged.
+    """
     question = question_of(checkpoint)
     if question is None:
         return None
@@ -88,7 +170,25 @@ def judge_checkpoint(
     artifacts = candidate_artifacts(episode, matched_seq if has_tool_part else None)
     if not artifacts:
         return TrueVerdict(cid, False, "no saved or shown artifact derives from the matched operation")
-    return _any_pass(question, episode, artifacts, applicable)
+    if replayer is None:
+        return _any_pass(question, episode, artifacts, applicable)
+    replays = tuple(replayer.check(a) for a in artifacts)
+    trusted = [a for a, r in zip(artifacts, replays, strict=True) if r["verdict"] != "inconsistent"]
+    if not trusted:
+        scores = ", ".join(f"artifact {r['artifact']}: {r['score']}" for r in replays)
+        why = (
+            f"no artifact is explained by its recorded operations (replay similarity {scores}, "
+            f"needs {replayer.threshold:.2f}), so none counts as evidence"
+        )
+        return TrueVerdict(cid, False, why, tuple(a.index for a in artifacts), (), replays)
+    verdict = _any_pass(question, episode, trusted, applicable)
+    excluded = [r for r in replays if r["verdict"] == "inconsistent"]
+    reason = verdict.reason
+    if excluded:
+        reason += "; not counted (replay does not reproduce them): " + ", ".join(
+            f"artifact {r['artifact']} (similarity {r['score']})" for r in excluded
+        )
+    return TrueVerdict(cid, verdict.passed, reason, tuple(a.index for a in artifacts), verdict.verdicts, replays)
 
 
 def _any_pass(

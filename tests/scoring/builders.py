@@ -113,6 +113,7 @@ def event(
 _API = {"io": "PIL.Image.Image.save", "autocontrast": "PIL.ImageOps.autocontrast", "convert": "PIL.Image.Image.convert"}
 
 CROP_PARAMS = {"box_px": list(EVIDENCE_PX), "bbox_2d": EVIDENCE, "bbox_2d_root": EVIDENCE, "root": "input:0"}
+ENHANCE_PARAMS = {"kind": "contrast", "factor": 1.5}
 SEARCH_PAYLOAD = "Pixel Tower - Wikipedia. The tower is 330 metres tall and opened in 1931."
 
 
@@ -199,14 +200,18 @@ def code_episode(tmp: Path, answer: str = "The tower is 330 metres tall.", **cha
 
 
 def atomic_episode(tmp: Path, answer: str = "330", mode: Mode = "atm", **changes: Any) -> EpisodeView:
-    """Atomic mode: search, then crop and autocontrast as tool calls (each saves its result)."""
+    """Atomic mode: search, then crop and a contrast enhancement as tool calls (each saves its result).
+
+    The second call is the ``enhance`` tool: in atomic mode an ``enhance`` checkpoint accepts only a
+    call of that name, as the official evaluator reads atomic tool names.
+    """
     root = make_root(tmp / "orig.png")
     a1 = save_artifact(root, EVIDENCE_PX, tmp / "tool_1.png", 1, 1, tuple(EVIDENCE), 1)
     a2 = save_artifact(root, EVIDENCE_PX, tmp / "tool_2.png", 2, 2, tuple(EVIDENCE), 3)
     events = [
         TracedEvent(1, event(0, 0, "crop", ["input:0"], "img:1", CROP_PARAMS, atomic=True)),
         TracedEvent(1, event(1, 0, "io", ["img:1"], None, {"action": "capture"}, artifact={"index": 1}, atomic=True)),
-        TracedEvent(2, event(2, 1, "autocontrast", ["img:1"], "img:2", {"cutoff": 0}, atomic=True)),
+        TracedEvent(2, event(2, 1, "enhance", ["img:1"], "img:2", ENHANCE_PARAMS, atomic=True)),
         TracedEvent(2, event(3, 1, "io", ["img:2"], None, {"action": "capture"}, artifact={"index": 2}, atomic=True)),
     ]
     view = EpisodeView(
@@ -216,7 +221,7 @@ def atomic_episode(tmp: Path, answer: str = "330", mode: Mode = "atm", **changes
         interactions=(
             Interaction(0, "tool", "google_search", {"query": "pixel tower"}, "ok"),
             Interaction(1, "tool", "crop", {"image_index": 0, "bbox_2d": EVIDENCE}, "ok", (1,)),
-            Interaction(2, "tool", "autocontrast", {"image_index": 1}, "ok", (2,)),
+            Interaction(2, "tool", "enhance", {"image_index": 1, "contrast": 1.5}, "ok", (2,)),
         ),
         events=tuple(events),
         artifacts=(a1, a2),

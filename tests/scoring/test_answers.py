@@ -49,10 +49,44 @@ def test_extraction_match_needs_every_target() -> None:
     assert "year" in verdict.reason
 
 
-def test_string_match_accepts_either_containing_the_other() -> None:
+def test_string_match_is_normalized_equality_not_containment() -> None:
     spec = {"match_type": "string", "target": "golden gate bridge"}
-    assert check_answer("Golden Gate", spec).correct
+    assert check_answer("<answer>The Golden-Gate Bridge!</answer>", spec).correct
+    assert check_answer("The final answer is: Golden Gate Bridge.", spec).correct
+    assert not check_answer("Golden Gate", spec).correct  # a part of the target is not the target
     assert not check_answer("Bay Bridge", spec).correct
+    assert not check_answer("not the golden gate bridge but the bay bridge", spec).correct
+    gate = {"match_type": "string", "target": "gate 47"}
+    assert not check_answer("a", gate).correct
+    assert not check_answer("4", gate).correct
+    assert not check_answer("gate 470", gate).correct
+    assert check_answer("Gate 47", gate).correct
+
+
+@pytest.mark.parametrize(
+    ("answer", "target", "correct"),
+    [
+        ("Not sure", "no", False),
+        ("Nobody knows", "no", False),
+        ("No, it is closed.", "no", True),
+        ("The answer is no", "no", True),
+        ("It is reddish", "red", False),
+        ("It is in BLUE ink", "blue", True),
+        ("It is at gate 47.", "gate 47", True),
+        ("It is at gate 470.", "gate 47", False),
+        ("Growth was 50%", "50%", True),
+        ("Growth was 150%", "50%", False),
+        ("It was A-OK", "ok", True),
+    ],
+)
+def test_contains_matches_whole_words(answer: str, target: str, correct: bool) -> None:
+    assert check_answer(answer, {"match_type": "contains", "target": target}).correct is correct
+
+
+def test_keywords_match_whole_words() -> None:
+    spec = {"match_type": "keyword_inclusion", "keywords": ["no", "red"], "min_matches": 1}
+    assert not check_answer("Not reddish", spec).correct
+    assert check_answer("red", spec).correct
 
 
 def test_bad_specs_say_what_to_fix() -> None:

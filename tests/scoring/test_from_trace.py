@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
-from pixelbox.harness.scoring.episode import EpisodeView
+from pixelbox.harness.scoring.episode import Artifact, EpisodeView
 from pixelbox.harness.scoring.from_trace import episode_from_trace, find_traces
 from pixelbox.harness.scoring.judges import GeometricJudge
 from pixelbox.harness.scoring.run import score_run
@@ -25,8 +27,21 @@ def raw_task(view: EpisodeView) -> dict:
     }
 
 
-def write_trace(view: EpisodeView, run: Path) -> Path:
-    """Record ``view`` the way the harness does: executions for code, ToolResult dicts for searches."""
+def write_trace(
+    view: EpisodeView,
+    run: Path,
+    *,
+    tampered: dict[int, list[str]] | None = None,
+    store_images: bool = False,
+    end: bool = True,
+) -> Path:
+    """Record ``view`` the way the harness does: executions for code, ToolResult dicts for searches.
+
+    ``tampered`` maps interaction indices to the trace-integrity notices the runtime gave them;
+    ``store_images`` copies artifacts under ``episodes/<task_id>.images/`` (the run's own copies,
+    referenced by ``images[].stored``); ``end=False`` leaves the episode unfinished (no episode_end).
+    """
+    tampered = tampered or {}
     directory = RunDirectory.open(run, {"model": view.model})
     task = {"task_id": view.task.task_id, "images": [str(p) for p in view.root_images], "raw": raw_task(view)}
     with directory.start_episode(view.task.task_id, fsync=False) as writer:
@@ -48,15 +63,32 @@ def write_trace(view: EpisodeView, run: Path) -> Path:
                     if a.interaction == turn.index
                 ]
                 execution = Execution(
-                    index=turn.index, status="ok", stdout="done\n", events=events, artifacts=artifacts
+                    index=turn.index,
+                    status="ok",
+                    stdout="done\n",
+                    events=events,
+                    artifacts=artifacts,
+                    notices=list(tampered.get(turn.index, [])),
+                    tampered=turn.index in tampered,
                 )
-                writer.observation(action_id=action_id, execution=execution)
+                images = [_store(a, run, view.task.task_id) for a in view.artifacts if a.interaction == turn.index]
+                writer.observation(action_id=action_id, execution=execution, images=images if store_images else [])
             else:
                 call = next(s for s in view.searches if s.interaction == turn.index)
                 result = {"tool": call.tool, "args": call.arguments, "ok": True, "text": call.payload}
                 writer.observation(action_id=action_id, tool_result=result)
-        writer.episode_end(status="done", answer=view.answer)
+        if end:
+            writer.episode_end(status="done", answer=view.answer)
     return directory.trace_path(view.task.task_id)
+
+
+def _store(artifact: Artifact, run: Path, task_id: str) -> dict[str, Any]:
+    """Copy an artifact where the harness keeps it and return its image entry."""
+    relative = Path("episodes") / f"{task_id}.images" / f"transformed_image_{artifact.index}.png"
+    (run / relative).parent.mkdir(parents=True, exist_ok=True)
+    if artifact.path.is_file():
+        shutil.copyfile(artifact.path, run / relative)
+    return {"index": artifact.index, "stored": str(relative), "sha256": artifact.sha256}
 
 
 def test_trace_round_trip_scores_like_the_fixture(tmp_path: Path) -> None:

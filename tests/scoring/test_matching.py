@@ -50,7 +50,8 @@ def test_both_modes_match_the_same_checkpoints(tmp_path: Path, build: Any) -> No
     result = match_checkpoints(episode, {})
     steps = timeline(episode)
     assert steps[result.hits["V1"]].traced.event.op == "crop"  # type: ignore[union-attr]
-    assert steps[result.hits["V2"]].traced.event.op == "autocontrast"  # type: ignore[union-attr]
+    enhancement = {"gen": "autocontrast", "atm": "enhance"}[episode.mode]
+    assert steps[result.hits["V2"]].traced.event.op == enhancement  # type: ignore[union-attr]
     assert result.v_tool("V1") and result.v_tool("V2")
     assert [o.passed for o in result.orders] == [True]
 
@@ -131,7 +132,7 @@ def test_ordering_sequence_and_max_gap(tmp_path: Path) -> None:
     tight = [{"id": "O", "sequence": ["V1", "V2"], "max_gap": 0}]
     result = match_checkpoints(with_checkpoints(code_episode(tmp_path), checkpoints, tight), {})
     assert result.orders[0].passed is False and "1 steps between" in result.orders[0].reason
-    # In atomic mode the search came first, so crop and autocontrast are adjacent.
+    # In atomic mode the search came first, so crop and enhance are adjacent.
     assert match_checkpoints(with_checkpoints(atomic_episode(tmp_path), checkpoints, tight), {}).orders[0].passed
 
 
@@ -206,3 +207,35 @@ def test_cannot_pass_detects_ruled_out_constraints() -> None:
     assert cannot_pass(constraint, {"X": 5}, {"Y": [3], "Z": [6]})
     assert cannot_pass(constraint, {"X": 1, "Y": 4}, {"Z": [5]})
     assert cannot_pass(constraint, {"X": None}, {"Y": [1], "Z": [2]})
+
+
+def autocontrast_instead_of_enhance(episode: EpisodeView) -> EpisodeView:
+    """``episode`` with its enhancement step replaced by an autocontrast of the same image."""
+    events = tuple(
+        TracedEvent(t.interaction, replace(t.event, op="autocontrast", params={"cutoff": 0}))
+        if t.event.op in ("enhance", "autocontrast")
+        else t
+        for t in episode.events
+    )
+    return replace(episode, events=events)
+
+
+@pytest.mark.parametrize("verifier", ["verify_enhance_ast", "require_op:enhance"])
+def test_atomic_autocontrast_does_not_satisfy_enhance_as_officially(tmp_path: Path, verifier: str) -> None:
+    cp = {"id": "E", "axis": "V", "tools": ["enhance"], "code_check": {"verifier": verifier}}
+    atomic = with_checkpoints(autocontrast_instead_of_enhance(atomic_episode(tmp_path)), [cp])
+    result = match_checkpoints(atomic, {})
+    assert result.v_tool("E") is False and "['enhance']" in result.matches["E"].reason
+    # The official AST reader names ImageOps.autocontrast in code "enhance", and so do we.
+    code = with_checkpoints(code_episode(tmp_path), [cp])
+    assert match_checkpoints(code, {}).v_tool("E") is True
+    # The atomic enhance tool itself passes.
+    assert match_checkpoints(with_checkpoints(atomic_episode(tmp_path), [cp]), {}).v_tool("E") is True
+
+
+def test_atomic_mode_accepts_a_tool_named_in_tools_but_no_synonyms(tmp_path: Path) -> None:
+    autocontrast = autocontrast_instead_of_enhance(atomic_episode(tmp_path))
+    named = {"id": "E", "axis": "V", "tools": ["autocontrast"], "code_check": {"verifier": "verify_enhance_ast"}}
+    assert match_checkpoints(with_checkpoints(autocontrast, [named]), {}).v_tool("E") is True
+    contrast = {"id": "E", "axis": "V", "tools": ["contrast"]}
+    assert match_checkpoints(with_checkpoints(autocontrast, [contrast]), {}).v_tool("E") is False

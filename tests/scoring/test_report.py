@@ -15,6 +15,9 @@ from pixelbox.harness.scoring.html import MATCHED
 from pixelbox.harness.scoring.run import RunDirError, score_run, write_report
 from tests.scoring.builders import EVIDENCE_PX, atomic_episode, code_episode
 
+ARTIFACTS = Path(os.environ.get("PIXELBOX_TEST_ARTIFACTS", "/tmp/pixelbox-test-artifacts"))
+"""Where tests leave files for a reviewer to look at (outside the repository and pytest's tmp_path)."""
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -95,7 +98,9 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert v1_row.count("verdict pass") == 3
     overlay = Image.open(index.parent / "assets" / "fixture-model-0001-gen_overlay_0.png").convert("RGB")
     assert overlay.getpixel((EVIDENCE_PX[0] + 1, (EVIDENCE_PX[1] + EVIDENCE_PX[3]) // 2)) == MATCHED
-    shot = tmp_path / "episode_page.png"
+    shot = ARTIFACTS / "scoring_episode_page.png"  # kept for review: pytest deletes tmp_path
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    shot.unlink(missing_ok=True)
     browse(binary, page, tmp_path / "profile", "--window-size=1280,2000", f"--screenshot={shot}")
     with Image.open(shot) as image:
         assert image.size == (1280, 2000)

@@ -17,10 +17,13 @@ class ChatEndpoint:
         from openai import OpenAI
 
         if not model:
-            raise ValueError("a judge model name is required, e.g. openai:gpt-4o-mini")
+            raise JudgeEndpointError("a judge model name is required, e.g. --judge openai:gpt-4o-mini")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if key is None and base_url is None and not os.environ.get("OPENAI_BASE_URL"):
-            raise JudgeEndpointError("no OPENAI_API_KEY for the judge; set it, or point --judge at a local endpoint")
+            raise JudgeEndpointError(
+                f"judge openai:{model} needs an API key and none is set; export OPENAI_API_KEY, or point the judge "
+                "at an endpoint that needs none: --judge openai:MODEL@http://HOST:PORT/v1 (or set OPENAI_BASE_URL)"
+            )
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._client = OpenAI(base_url=self.base_url, api_key=key or "unused", timeout=timeout, max_retries=2)
