@@ -7,8 +7,10 @@ per cell, ``{"cell", "status", "stdout", "error", "events", "artifacts"}`` (plus
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +76,54 @@ def print_human(record: dict[str, Any]) -> None:
         print(f"note: {note}")
 
 
+def _path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be used as a cell or image file, or ``None`` when it can."""
+    if path.is_dir():
+        return f"{path} is a directory, not a file"
+    if not path.exists():
+        return f"no such file: {path}"
+    if not path.is_file():
+        return f"{path} is not a regular file"
+    return None
+
+
+def _read_cell(path: Path, problems: list[str]) -> str | None:
+    """The cell's text; on failure, say why in ``problems`` and return ``None``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.append(f"cannot read {path}: {exc.strerror or exc}")
+        return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # an unknown coding declaration, or one that contradicts a BOM
+        problems.append(f"{path}: {exc.msg}")
+        return None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1].hex()
+        line = data[: exc.start].count(b"\n") + 1
+        problems.append(
+            f"{path} is not {encoding} text (byte 0x{bad} on line {line}); "
+            "save the cell as UTF-8 or declare its encoding (# -*- coding: ... -*-)"
+        )
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the cells; exit 0 when every cell ran without error, 1 otherwise, 2 on bad input."""
-    missing = [str(p) for p in [*args.cells, *args.image] if not p.is_file()]
-    if missing:
-        print(f"pixelbox trace: no such file: {', '.join(missing)}", file=sys.stderr)
+    problems = [problem for p in [*args.cells, *args.image] if (problem := _path_problem(p)) is not None]
+    sources: list[tuple[Path, str]] = []
+    for path in args.cells:
+        if _path_problem(path) is None:
+            source = _read_cell(path, problems)
+            if source is not None:
+                sources.append((path, source))
+    if problems:
+        for problem in problems:
+            print(f"pixelbox trace: {problem}", file=sys.stderr)
         return 2
-    sources = [(path, path.read_text()) for path in args.cells]
     io = {"enabled": True, "profile": args.profile}
     failed = False
     with Sandbox(inputs=args.image, io=io, backend=args.backend, runtime=args.runtime, timeout=args.timeout) as box:

@@ -3,7 +3,9 @@
 Order matters: the policy must see the cell after the tracer's instrumentation (the tracer
 rewrites code on the host, so it arrives already instrumented), the image I/O layer patches
 libraries before the recorder wraps them so that captured saves are recorded as ``io`` events.
-Each layer module exposes ``install(shell, section: dict) -> None``.
+Each layer module exposes ``install(shell, section: dict) -> None``. The ``ALWAYS`` layers are
+installed for every kernel, before the configured ones (the stream guard must remember the
+kernel's own output streams).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from pixelbox.kernel.config import KernelConfig
 
+ALWAYS: tuple[tuple[str, str], ...] = (("streams", "pixelbox.kernel.streams"),)
 LAYERS: tuple[tuple[str, str], ...] = (
     ("policy", "pixelbox.kernel.policy"),
     ("io", "pixelbox.kernel.imageio"),
@@ -28,9 +31,10 @@ def install_plugins(shell: Any, config: KernelConfig) -> list[str]:
     fatal: a requested policy that cannot be installed is) rather than killing the kernel.
     """
     problems: list[str] = []
-    for section_name, module_name in LAYERS:
-        section: dict[str, Any] = getattr(config, section_name)
-        if not section.get("enabled"):
+    layers: list[tuple[str, str, dict[str, Any]]] = [(name, module, {}) for name, module in ALWAYS]
+    layers += [(name, module, getattr(config, name)) for name, module in LAYERS]
+    for section_name, module_name, section in layers:
+        if section_name not in dict(ALWAYS) and not section.get("enabled"):
             continue
         try:
             module = importlib.import_module(module_name)

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from types import MethodType
+from pathlib import Path
+from types import MethodType, TracebackType
 from typing import Any
 
-from pixelbox.kernel import policy_audit
+from pixelbox.kernel import policy_audit, tracebacks
 from pixelbox.kernel.policy_errors import (
     PolicyAttributeError,
     PolicyImportError,
@@ -58,6 +59,7 @@ __all__ = [
 SECTION_KEYS = frozenset({"enabled", "extra_modules", "deny_modules", "writable_dirs", "reserved_names"})
 SHELL_ENTRIES = ("get_ipython", "exit", "quit", "open")
 """What IPython puts in the user namespace that would shadow the policy's builtins."""
+_in_kernel_package = tracebacks.under(str(Path(__file__).resolve().parent))
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,44 @@ class PolicyLayer:
         policy_audit.install_hook()
         self.shell.events.register("pre_execute", self.pre_execute)
         self.shell.events.register("post_execute", self.post_execute)
+        tracebacks.add_traceback_filter(self.shell, self.clean_traceback)
+
+    def clean_traceback(self, exc: BaseException) -> None:
+        """Keep host internals out of what the agent reads.
+
+        A policy error shows only the agent's own frames (a cell rejected before it ran gets
+        one pointing at the offending line); any other error loses the frames of pixelbox's
+        in-kernel code (guards, proxies, audit hook) it passed through.
+        """
+        cells = self._cell_files()
+
+        def outside_cells(tb: TracebackType) -> bool:
+            return tb.tb_frame.f_code.co_filename not in cells
+
+        for index, current in enumerate(tracebacks.chain(exc)):
+            hidden = outside_cells if isinstance(current, PolicyViolation) else _in_kernel_package
+            current.__traceback__ = tracebacks.unlink(current.__traceback__, hidden, keep_head=index == 0)
+        head = exc.__traceback__
+        if isinstance(exc, PolicyRejection) and head is not None and head.tb_next is None:
+            # Nothing of the cell ran: point at the offending line, or show no frame at all
+            # (IPython skips the head frame only when another follows it).
+            name = self._running_cell()
+            line = exc.line
+            head.tb_next = tracebacks.cell_frame(name, line) if name is not None and line is not None else None
+            exc.__traceback__ = head if head.tb_next is not None else None
+
+    def _cell_files(self) -> set[str]:
+        """File names under which the shell compiled the agent's cells."""
+        names = getattr(self.shell.compile, "_filename_map", None)
+        return set(names) if isinstance(names, dict) else set()
+
+    def _running_cell(self) -> str | None:
+        """The file name of the cell being run: the last one compiled (the highest number)."""
+        names = getattr(self.shell.compile, "_filename_map", None)
+        if not isinstance(names, dict) or not names:
+            return None
+        latest = max(names.values())
+        return [name for name, number in names.items() if number == latest][-1]
 
     def enforce(self) -> None:
         """(Re)assert the policy on the shell; cheap, so it runs before every cell.

@@ -80,3 +80,39 @@ def test_human_output_and_missing_files(tmp_path: Path) -> None:
         timeout=60,
     )
     assert missing.returncode == 2 and "nope.py" in missing.stderr
+
+
+def run_trace_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pixelbox.cli", "trace", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_unreadable_cells_and_directories_are_clear_errors(tmp_path: Path) -> None:
+    """Bad input exits 2 with one line per problem, before any sandbox starts, never a traceback."""
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"x = 1\nprint('caf\xe9')\n")
+    folder = tmp_path / "cells"
+    folder.mkdir()
+    image_dir = tmp_path / "images"
+    image_dir.mkdir()
+    done = run_trace_cli(str(latin), str(folder), "--image", str(image_dir))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert f"pixelbox trace: {folder} is a directory, not a file" in lines
+    assert f"pixelbox trace: {image_dir} is a directory, not a file" in lines
+    assert any(str(latin) in line and "not utf-8 text (byte 0xe9 on line 2)" in line for line in lines), lines
+    assert not any("no such file" in line for line in lines)
+
+
+def test_declared_encodings_and_bom_are_honoured(tmp_path: Path) -> None:
+    """A cell that declares its encoding (or starts with a UTF-8 BOM) runs with its text intact."""
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\nprint('caf\xe9')\n")
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbfprint('bom ok')\n")
+    done = run_trace_cli(str(latin), str(bom), "--backend", "local", "--json")
+    assert done.returncode == 0, done.stderr
+    cells = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [c["stdout"] for c in cells] == ["caf\u00e9\n", "bom ok\n"]

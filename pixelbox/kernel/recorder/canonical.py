@@ -166,6 +166,16 @@ def _apply_convert(image: Image.Image, p: dict[str, Any]) -> Image.Image:
     return image.convert(mode) if isinstance(mode, str) else image
 
 
+_AXIS_SWAPS = {"transpose": Image.Transpose.TRANSPOSE, "transverse": Image.Transpose.TRANSVERSE}
+
+
+def _apply_other(image: Image.Image, p: dict[str, Any]) -> Image.Image:
+    """Only axis swaps (``transpose``/``transverse`` without an odd ``axes`` order) can be re-run."""
+    if "axes" in p:
+        raise KeyError("axes")
+    return image.transpose(_AXIS_SWAPS[p["method"]])
+
+
 _APPLY: dict[str, Any] = {
     "crop": _apply_crop,
     "rotate": _apply_rotate,
@@ -182,6 +192,7 @@ _APPLY: dict[str, Any] = {
     "denoise": _apply_denoise,
     "edge_detect": _apply_edges,
     "convert": _apply_convert,
+    "other": _apply_other,
     "io": lambda image, p: image,
 }
 

@@ -11,23 +11,33 @@ from __future__ import annotations
 import os
 import sys
 import time
-from functools import partial
+from functools import partial, reduce
+from itertools import starmap
+from operator import methodcaller
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 import numpy as np
 
 from pixelbox.kernel.recorder.images import Registry, is_image, size_of
-from pixelbox.kernel.recorder.lineage import IDENTITY, Lineage, normalize_box
+from pixelbox.kernel.recorder.lineage import IDENTITY, Lineage, clip_box, normalize_box
 from pixelbox.kernel.recorder.ops import OpTable, Spec
-from pixelbox.kernel.recorder.ops.arrays import bitwise_invert, compare, invert_operator, subscript
-from pixelbox.kernel.recorder.ops.base import CHAINED, Args, Observed
+from pixelbox.kernel.recorder.ops.arrays import (
+    bitwise_invert,
+    compare,
+    invert_operator,
+    is_transposed_view,
+    subscript,
+)
+from pixelbox.kernel.recorder.ops.base import CHAINED, Args, Observed, transpose_obs
 from pixelbox.kernel.recorder.schema import EVENT_VERSION
 
 _MIN_SLICE_SIDE = 4
 MAX_EVENTS_PER_EXECUTION = 20_000
 """Bound on one execution's batch (a per-pixel slicing loop must not flood the host)."""
 _GEOMETRIC = ("crop", "rotate", "flip", "resize")
+_CALLER: Any = object()
+"""Default of :meth:`Recorder.c`'s ``cell``: work it out from the calling frame."""
 
 
 class Recorder:
@@ -97,8 +107,12 @@ class Recorder:
         return self.events
 
     # -- called by instrumented code ---------------------------------------------------------
-    def c(self, fn: Any, line: int, col: int) -> Any:
-        """Return ``fn``, or a recording stand-in when calling it is an image operation."""
+    def c(self, fn: Any, line: int, col: int, cell: Any = _CALLER) -> Any:
+        """Return ``fn``, or a recording stand-in when calling it is an image operation.
+
+        ``cell`` is given by the stand-ins for callables that call their argument from C
+        (``map``, ``reduce``, ``methodcaller``...): the caller's cell, as :meth:`_cell` says.
+        """
         t = type(fn)
         if t is FunctionType:
             if fn.__code__ in self._plain:
@@ -108,12 +122,18 @@ class Recorder:
             if type(func) is FunctionType and func.__code__ in self._plain:
                 return fn
         elif t is type:
-            return self._traced_map(line, col) if fn is map else fn
+            if fn is map or fn is starmap:
+                return self._traced_mapper(fn, line, col, self._caller_cell(cell))
+            return fn
         elif t is partial:
-            return self._traced_partial(fn, line, col)
+            return self._traced_partial(fn, line, col, self._caller_cell(cell))
+        elif t is methodcaller:
+            return self._traced_methodcaller(fn, line, col, self._caller_cell(cell))
         elif t is BuiltinFunctionType:
             bound = fn.__self__
             if bound is None or type(bound) is ModuleType:
+                if fn is reduce:
+                    return self._traced_reduce(line, col, self._caller_cell(cell))
                 if fn in self._plain:
                     return fn
             elif (type(bound), fn.__name__) in self._plain:
@@ -126,20 +146,46 @@ class Recorder:
                 self.table.remember_plain(fn)
             return fn
         spec, bound = found
-        return _Traced(self, fn, spec, bound, line, col, self._cell(sys._getframe(1)))
+        return _Traced(self, fn, spec, bound, line, col, self._caller_cell(cell))
 
-    def _traced_map(self, line: int, col: int) -> Any:
-        """``map(op, ...)`` calls ``op`` from C code: route each call through :meth:`c`."""
+    # Callables that call an operation from C code, out of the instrumentation's sight: each is
+    # replaced by a stand-in that routes the operation through :meth:`c` with the caller's position.
+
+    def _traced_mapper(self, mapper: Any, line: int, col: int, cell: int | None) -> Any:
+        """``map(op, ...)`` / ``itertools.starmap(op, ...)``."""
 
         def traced_map(func: Any, *iterables: Any) -> Any:
-            return map(self.c(func, line, col), *iterables)
+            return mapper(self.c(func, line, col, cell), *iterables)
 
         return traced_map
 
-    def _traced_partial(self, fn: partial[Any], line: int, col: int) -> Any:
+    def _traced_reduce(self, line: int, col: int, cell: int | None) -> Any:
+        """``functools.reduce(op, items, image)`` calls ``op(image, item)`` for each item."""
+
+        def traced_reduce(function: Any, *args: Any) -> Any:
+            return reduce(self.c(function, line, col, cell), *args)
+
+        return traced_reduce
+
+    def _traced_partial(self, fn: partial[Any], line: int, col: int, cell: int | None) -> Any:
         """``partial(op, ...)()`` is the op with its bound arguments first."""
-        inner = self.c(fn.func, line, col)
+        inner = self.c(fn.func, line, col, cell)
         return fn if inner is fn.func else partial(inner, *fn.args, **fn.keywords)
+
+    def _traced_methodcaller(self, fn: methodcaller, line: int, col: int, cell: int | None) -> Any:
+        """``methodcaller(name, *args, **kwargs)(obj)`` is ``getattr(obj, name)(*args, **kwargs)``."""
+        parts = _methodcaller_parts(fn)
+        if parts is None:
+            return fn
+        name, args, kwargs = parts
+
+        def traced_methodcaller(obj: Any, *extra: Any, **extra_kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            if extra or extra_kwargs:  # let methodcaller raise its own TypeError
+                return fn(obj, *extra, **extra_kwargs)
+            return self.c(getattr(obj, name), line, col, cell)(*args, **kwargs)
+
+        return traced_methodcaller
 
     def s(self, obj: Any, line: int, col: int) -> Any:
         """Return ``obj``, or a recording stand-in for subscripting an image array."""
@@ -233,6 +279,10 @@ class Recorder:
         return _Traced(self, fn, spec, bound, None, None, None)(*args, **kwargs)
 
     # -- recording ---------------------------------------------------------------------------
+    def _caller_cell(self, cell: Any) -> int | None:
+        """``cell``, or when it is ``_CALLER`` the cell of the frame that called :meth:`c`."""
+        return self._cell(sys._getframe(2)) if cell is _CALLER else cell
+
     def _cell(self, frame: Any) -> int | None:
         """The execution that compiled ``frame``'s code, when it is an earlier one."""
         cell = self.cell_files.get(frame.f_code.co_filename)
@@ -272,7 +322,7 @@ class Recorder:
 
         Returns the output's id.
         """
-        inputs = [x if isinstance(x, str) else self.registry.ensure(x) for x in obs.inputs if _usable(x)]
+        inputs = [x if isinstance(x, str) else self._input_label(x, line, col, cell) for x in obs.inputs if _usable(x)]
         if obs.op == "alias":
             if inputs and obs.output is not None:
                 self.registry.bind(obs.output, inputs[0])
@@ -295,6 +345,27 @@ class Recorder:
             src["cell"] = cell
         self._append(self._event(obs.op, api, src, inputs, output, params, artifact, error, t_ms))
         return output
+
+    def _input_label(self, obj: Any, line: int | None, col: int | None, cell: int | None) -> str:
+        """The id of an operation's input, giving it one if it has none.
+
+        ``a.T`` is an attribute, not a call, so nothing sees it run: an unlabelled view that is
+        a labelled array with its axes swapped is recorded as that transpose when an operation
+        first uses it (at that operation's position).
+        """
+        label = self.registry.label(obj)
+        if label is not None:
+            return label
+        if type(obj) is np.ndarray and obj.base is not None and not obj.flags.c_contiguous:
+            owner = obj.base if type(obj.base) is np.ndarray and is_image(obj.base) else None
+            candidates = [source for source, _ in self.registry.labelled_arrays()]
+            for source in [*candidates, owner] if owner is not None else candidates:
+                if source is not obj and is_transposed_view(source, obj):
+                    label = self.record(transpose_obs(source, obj), "numpy.ndarray.T", line, col, cell=cell)
+                    if label is not None:
+                        return label
+                    break
+        return self.registry.ensure(obj)
 
     def _loaded_root(self, obs: Observed, inputs: list[str]) -> str | None:
         """The root id the I/O layer gave an image while it was being loaded (``input:K``)."""
@@ -321,15 +392,19 @@ class Recorder:
     def _crop_params(self, label: str, box: list[Any]) -> dict[str, Any]:
         size = self.registry.sizes[label]
         lineage = self.registry.lineage.get(label) or Lineage(label, size)
-        x0, y0, x1, y1 = (float(v) for v in box)
-        in_root = lineage.box_to_root((x0, y0, x1, y1))
+        asked = tuple(float(v) for v in box)
+        inside = clip_box(asked, size)
+        in_root = lineage.box_to_root(inside)
+        root_inside = clip_box(in_root, lineage.root_size)
         params: dict[str, Any] = {
-            "bbox_2d": normalize_box((x0, y0, x1, y1), size),
-            "bbox_2d_root": normalize_box(in_root, lineage.root_size),
+            "bbox_2d": normalize_box(inside, size),
+            "bbox_2d_root": normalize_box(root_inside, lineage.root_size),
             "root": lineage.root,
         }
         if lineage.approximate:
             params["approximate"] = True
+        if _moved(asked, inside) or _moved(in_root, root_inside):
+            params["clamped"] = True
         return params
 
     def _artifact_for(self, obs: Observed) -> Any:
@@ -449,6 +524,30 @@ class _Slicer:
         describe = lambda: subscript(obj, key, result)  # noqa: E731
         self.rec._observe(describe, "numpy.ndarray.__getitem__", self.line, self.col, cell=self.cell)
         return result
+
+
+def _methodcaller_parts(fn: methodcaller) -> tuple[str, tuple[Any, ...], dict[str, Any]] | None:
+    """``(name, args, kwargs)`` of a ``methodcaller``, read from its ``__reduce__``.
+
+    Without keywords it reduces to ``(methodcaller, (name, *args))``; with keywords to
+    ``(partial(methodcaller, name, **kwargs), args)``.
+    """
+    try:
+        reduced: Any = fn.__reduce__()
+        maker, args = reduced[0], reduced[1]
+        if maker is methodcaller:
+            name, *rest = args
+            return name, tuple(rest), {}
+        if type(maker) is partial and maker.func is methodcaller and len(maker.args) == 1:
+            return maker.args[0], tuple(args), dict(maker.keywords)
+    except Exception:
+        return None
+    return None
+
+
+def _moved(before: tuple[float, ...], after: tuple[float, ...]) -> bool:
+    """Whether clipping moved a box by more than float noise (a thousandth of a pixel)."""
+    return any(abs(a - b) > 1e-3 for a, b in zip(before, after, strict=True))
 
 
 def _usable(value: Any) -> bool:

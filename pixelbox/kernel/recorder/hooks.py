@@ -4,7 +4,7 @@
   in the execute_request metadata under ``pixelbox.original``;
 - the shell's compiler cache is wrapped so the cell's ``linecache`` entry holds the original
   lines (same count, same numbers), so tracebacks and warnings quote the agent's code;
-- ``showtraceback`` is wrapped to unlink the recorder's own frames from the traceback;
+- a traceback filter (:mod:`pixelbox.kernel.tracebacks`) unlinks the recorder's own frames;
 - ``post_run_cell`` re-binds ``__pbx__`` if the cell removed it (marking the execution tampered)
   and publishes the execution's events as one batch on the pixelbox channel.
 """
@@ -14,16 +14,17 @@ from __future__ import annotations
 import linecache
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pixelbox.kernel.recorder.core import Recorder
+from pixelbox.kernel.tracebacks import add_traceback_filter, strip_frames, under
 
 RECORDER_NAME = "__pbx__"
 ORIGINAL_KEY = "pixelbox.original"
 EXEC_KEY = "pixelbox.exec"
 """Metadata key under which the host sends its own execution index, so events number like results."""
 _RECORDER_DIR = str(Path(__file__).resolve().parent)
+_is_recorder_frame = under(_RECORDER_DIR)
 _ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in ("c", "s", "sub", "inv", "gt", "ge", "lt", "le", "tool")}
 
 Publisher = Callable[[str, Any], None]
@@ -127,15 +128,7 @@ class ShellHooks:
         compiler.cache = cache
 
     def _wrap_showtraceback(self) -> None:
-        original_show = self.shell.showtraceback
-
-        def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> Any:
-            value = exc_tuple[1] if exc_tuple else _current_exception()
-            if isinstance(value, BaseException):
-                strip_recorder_frames(value)
-            return original_show(exc_tuple, *args, **kwargs)
-
-        self.shell.showtraceback = showtraceback
+        add_traceback_filter(self.shell, strip_recorder_frames)
 
 
 def _show_original(name: str, instrumented: str, original: str) -> None:
@@ -149,37 +142,9 @@ def _show_original(name: str, instrumented: str, original: str) -> None:
         linecache.cache[name] = (len(original), mtime, lines, fullname)
 
 
-def _current_exception() -> BaseException | None:
-    import sys
-
-    return sys.exc_info()[1]
-
-
 def strip_recorder_frames(exc: BaseException) -> None:
     """Unlink frames of the recorder's own code from ``exc``'s traceback (and its causes)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        current.__traceback__ = _without_recorder(current.__traceback__)
-        current = current.__cause__ or current.__context__
-
-
-def _without_recorder(tb: TracebackType | None) -> TracebackType | None:
-    while tb is not None and _is_recorder_frame(tb):
-        tb = tb.tb_next
-    head = tb
-    while tb is not None:
-        nxt = tb.tb_next
-        while nxt is not None and _is_recorder_frame(nxt):
-            nxt = nxt.tb_next
-        tb.tb_next = nxt
-        tb = nxt
-    return head
-
-
-def _is_recorder_frame(tb: TracebackType) -> bool:
-    return tb.tb_frame.f_code.co_filename.startswith(_RECORDER_DIR)
+    strip_frames(exc, _is_recorder_frame)
 
 
 def _channel_publish(kind: str, payload: Any) -> None:

@@ -8,6 +8,7 @@ gets a fresh id so that events before and after the change stay distinguishable.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,13 @@ class Registry:
         else:
             self.sizes[label] = tuple(obj.size)
         return label
+
+    def labelled_arrays(self) -> Iterator[tuple[np.ndarray, str]]:
+        """The live NumPy arrays that have an id, with it."""
+        for ref, label in list(self._by_id.values()):
+            obj = ref()
+            if type(obj) is np.ndarray:
+                yield obj, label
 
     def bind(self, obj: Any, label: str) -> None:
         key = id(obj)

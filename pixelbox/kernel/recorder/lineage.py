@@ -71,6 +71,15 @@ def flip_map(direction: str, in_size: tuple[int, int]) -> Affine:
     return (sx, 0.0, w if sx < 0 else 0.0, 0.0, sy, h if sy < 0 else 0.0)
 
 
+def transpose_map(method: str, in_size: tuple[int, int]) -> Affine:
+    """Output px -> input px for a swap of the axes: ``transpose`` (main diagonal, ``a.T``) or
+    ``transverse`` (anti-diagonal)."""
+    if method == "transpose":
+        return (0.0, 1.0, 0.0, 1.0, 0.0, 0.0)
+    w, h = in_size
+    return (0.0, -1.0, float(w), -1.0, 0.0, float(h))
+
+
 def rotate_map(angle: float, in_size: tuple[int, int], out_size: tuple[int, int]) -> Affine:
     """Output px -> input px for a counterclockwise rotation by ``angle`` degrees about the centres."""
     theta = math.radians(angle)
@@ -90,6 +99,13 @@ def _clean(v: float) -> float:
         if abs(v - target) < 1e-12:
             return target
     return v
+
+
+def clip_box(box: tuple[float, ...], size: tuple[int, int]) -> tuple[float, float, float, float]:
+    """``box`` (x0, y0, x1, y1) with each coordinate clipped to an image of ``size``."""
+    w, h = size
+    x0, y0, x1, y1 = box
+    return min(max(x0, 0.0), w), min(max(y0, 0.0), h), min(max(x1, 0.0), w), min(max(y1, 0.0), h)
 
 
 def normalize_box(box: tuple[float, float, float, float], size: tuple[int, int]) -> list[float]:

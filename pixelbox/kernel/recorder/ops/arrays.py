@@ -19,6 +19,7 @@ from pixelbox.kernel.recorder.ops.base import (
     num,
     rotate_obs,
     simple,
+    transpose_obs,
 )
 
 
@@ -82,8 +83,90 @@ def stack(a: Args) -> Observed | None:
     return Observed("composite", images, image_or_none(a.result), {"method": "stack"}, geometry=None)
 
 
+def np_transpose(a: Args) -> Observed | None:
+    """``np.transpose(a, axes)``; ``a.transpose(*axes)`` (self first, then ints, a tuple or nothing)."""
+    rest = a.args[1:]
+    axes = rest[0] if len(rest) == 1 else (rest or a.kwargs.get("axes"))
+    axes = (axes,) if isinstance(axes, (int, np.integer)) else axes
+    return _reordered(a, lambda n: tuple(reversed(range(n))) if axes is None else tuple(int(x) % n for x in axes))
+
+
+def np_swapaxes(a: Args) -> Observed | None:
+    def perm(n: int) -> tuple[int, ...]:
+        order = list(range(n))
+        i, j = int(a.get(1, "axis1")) % n, int(a.get(2, "axis2")) % n
+        order[i], order[j] = order[j], order[i]
+        return tuple(order)
+
+    return _reordered(a, perm)
+
+
+def np_moveaxis(a: Args) -> Observed | None:
+    def perm(n: int) -> tuple[int, ...]:
+        src, dst = a.get(1, "source"), a.get(2, "destination")
+        src = [int(x) % n for x in (src if isinstance(src, (tuple, list)) else (src,))]
+        dst = [int(x) % n for x in (dst if isinstance(dst, (tuple, list)) else (dst,))]
+        order = [axis for axis in range(n) if axis not in src]
+        for dest, axis in sorted(zip(dst, src, strict=False)):
+            order.insert(dest, axis)
+        return tuple(order)
+
+    return _reordered(a, perm)
+
+
+def _reordered(a: Args, perm: Any) -> Observed | None:
+    """An axis reorder of an image into an image: ``perm(ndim)`` gives the new order of the axes."""
+    source = a.args[0] if a.args else a.kwargs.get("a")
+    if not is_image(source) or not is_image(a.result):
+        return None
+    return axes_obs(source, a.result, tuple(perm(a.result.ndim)))
+
+
+def axes_obs(source: Any, result: Any, perm: tuple[int, ...]) -> Observed:
+    """Reordering ``source``'s axes by ``perm`` into ``result``: a swap of the two spatial axes is a
+    ``transpose``; spatial axes kept in place is an alias; other image-shaped orders are ``other``
+    with unknown geometry."""
+    if perm[:2] == (0, 1):
+        return Observed("alias", [source], result)
+    if perm[:2] == (1, 0):
+        return transpose_obs(source, result)
+    return Observed("other", [source], result, {"method": "transpose", "axes": list(perm)}, geometry=None)
+
+
+def axis_permutation(source: Any, view: Any) -> tuple[int, ...] | None:
+    """``perm`` with ``view``'s axis ``i`` being ``source``'s axis ``perm[i]``, when ``view`` is a
+    view of the same memory whose shapes and strides say so unambiguously; otherwise ``None``."""
+    if not isinstance(source, np.ndarray) or not isinstance(view, np.ndarray):
+        return None
+    if source.ndim != view.ndim or source.dtype != view.dtype or _address(source) != _address(view):
+        return None
+    axes = list(zip(source.shape, source.strides, strict=True))
+    perm: list[int] = []
+    for axis in zip(view.shape, view.strides, strict=True):
+        matches = [j for j, candidate in enumerate(axes) if candidate == axis and j not in perm]
+        if len(matches) != 1:
+            return None
+        perm.append(matches[0])
+    return tuple(perm)
+
+
+def is_transposed_view(source: Any, view: Any) -> bool:
+    """Whether ``view`` is ``source`` with its two spatial axes swapped (``source.T`` and kin)."""
+    perm = axis_permutation(source, view)
+    return perm is not None and perm[:2] == (1, 0) and list(perm[2:]) == list(range(2, len(perm)))
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
 SPECS: list[tuple[str, str, Any]] = [
     ("numpy.rot90", "rotate", rot90),
+    ("numpy.transpose", "other", np_transpose),
+    ("numpy.ndarray.transpose", "other", np_transpose),
+    ("numpy.swapaxes", "other", np_swapaxes),
+    ("numpy.ndarray.swapaxes", "other", np_swapaxes),
+    ("numpy.moveaxis", "other", np_moveaxis),
     ("numpy.flip", "flip", np_flip),
     ("numpy.fliplr", "flip", fixed_flip("horizontal")),
     ("numpy.flipud", "flip", fixed_flip("vertical")),
@@ -237,4 +320,14 @@ def _covered(indices: tuple[int, int, int]) -> tuple[int, int]:
     return stop + 1, max(start + 1, stop + 1)
 
 
-__all__ = ["SPECS", "bitwise_invert", "compare", "invert_operator", "size_of", "subscript"]
+__all__ = [
+    "SPECS",
+    "axes_obs",
+    "axis_permutation",
+    "bitwise_invert",
+    "compare",
+    "invert_operator",
+    "is_transposed_view",
+    "size_of",
+    "subscript",
+]

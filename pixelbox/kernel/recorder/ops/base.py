@@ -15,6 +15,7 @@ from pixelbox.kernel.recorder.lineage import (
     is_right_angle,
     rotate_map,
     scale_map,
+    transpose_map,
 )
 
 
@@ -139,6 +140,15 @@ def flip_obs(source: Any, output: Any, direction: str) -> Observed:
     return Observed("flip", [source], output, {"direction": direction}, flip_map(direction, size_of(source)))
 
 
+def transpose_obs(source: Any, output: Any, method: str = "transpose") -> Observed:
+    """A swap of the image axes (PIL ``Transpose.TRANSPOSE``/``TRANSVERSE``, ``a.T``, ``np.transpose``).
+
+    Recorded as ``other`` (it is a rotation plus a flip, which no checkpoint asks for as such),
+    with its exact geometry so that later boxes still compose back to the root.
+    """
+    return Observed("other", [source], output, {"method": method}, transpose_map(method, size_of(source)))
+
+
 def normalize_angle(angle: float) -> float:
     """Degrees in (-180, 180], counterclockwise positive, so 270 and -90 read the same."""
     angle = float(angle) % 360.0
@@ -169,4 +179,5 @@ __all__ = [
     "resize_obs",
     "rotate_obs",
     "simple",
+    "transpose_obs",
 ]

@@ -19,6 +19,7 @@ from pixelbox.kernel.recorder.ops.base import (
     resize_obs,
     rotate_obs,
     simple,
+    transpose_obs,
 )
 from pixelbox.kernel.recorder.ops.kernels import classify_kernel, classify_lut
 
@@ -73,6 +74,7 @@ def rotate(a: Args) -> Observed:
 
 _TRANSPOSE_FLIPS = {0: "horizontal", 1: "vertical"}
 _TRANSPOSE_ANGLES = {2: 90.0, 3: 180.0, 4: 270.0}
+_TRANSPOSE_AXES = {5: "transpose", 6: "transverse"}
 
 
 def transpose(a: Args) -> Observed:
@@ -82,8 +84,9 @@ def transpose(a: Args) -> Observed:
         return flip_obs(image, a.result, _TRANSPOSE_FLIPS[method])
     if method in _TRANSPOSE_ANGLES:
         return rotate_obs(image, a.result, _TRANSPOSE_ANGLES[method], True)
-    name = {5: "transpose", 6: "transverse"}.get(method, str(method))
-    return Observed("other", [image], a.result, {"method": name}, geometry=None)
+    if method in _TRANSPOSE_AXES:
+        return transpose_obs(image, a.result, _TRANSPOSE_AXES[method])
+    return Observed("other", [image], a.result, {"method": str(method)}, geometry=None)
 
 
 def convert(a: Args) -> Observed:
