@@ -57,8 +57,8 @@ def test_pool_recycles_crashed_and_poisoned_sandboxes(backend: dict[str, object]
 
 
 def test_closing_the_kernels_own_stdout(target: Target, request: pytest.FixtureRequest) -> None:
-    """Known gap (docs/security.md): ``sys.stdout.close()`` leaves every later cell failing with
-    "I/O operation on closed file" until the sandbox is restarted. Strict xfail until fixed."""
+    """``sys.stdout.close()`` must not wedge the kernel: before the next cell the kernel's own
+    output streams are restored (``pixelbox/kernel/streams.py``) and the agent is told."""
     try:
         result = target.run("import sys\nsys.stdout.close()\nsys.stderr.close()")
         if target.policy:

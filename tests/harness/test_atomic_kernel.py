@@ -8,16 +8,13 @@ recorder installed as in a sandbox.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jupyter_client.blocking import BlockingKernelClient
-from jupyter_client.connect import write_connection_file
+from kernel_process import running_kernel
 from PIL import Image
 
 from pixelbox import __version__
@@ -88,28 +85,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
         "workspace": str(workspace),
         "inputs": [{"index": 0, "name": image.name, "path": str(image)}],
     }
-    write_connection_file(str(ipc / "kernel.json"), transport="ipc", ip=str(ipc / "k"))
     config = KernelConfig(str(workspace), str(inputs), __version__, KERNEL_PROTOCOL, io=io, trace={"enabled": True})
-    (ipc / "config.json").write_text(config.to_json())
-    log = (root / "kernel.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "pixelbox.kernel", "--ipc-dir", str(ipc)], stdout=log, stderr=log)
-    deadline = time.monotonic() + 60
-    while not (ipc / "ready.json").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, (root / "kernel.log").read_text()
-        time.sleep(0.05)
-    assert json.loads((ipc / "ready.json").read_text())["problems"] == []
-    client = BlockingKernelClient()
-    client.load_connection_file(str(ipc / "kernel.json"))
-    client.start_channels()
-    client.wait_for_ready(timeout=60)
-    yield Kernel(client, workspace)
-    client.shutdown()
-    client.stop_channels()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with running_kernel(ipc, config, root / "kernel.log") as client:
+        yield Kernel(client, workspace)
 
 
 def test_crop_adds_the_next_image_and_records_a_canonical_event(kernel: Kernel) -> None:

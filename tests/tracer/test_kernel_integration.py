@@ -7,17 +7,13 @@ reply's traceback quotes the agent's code.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from jupyter_client.blocking import BlockingKernelClient
-from jupyter_client.connect import write_connection_file
+from kernel_process import running_kernel
 
 from pixelbox import __version__
 from pixelbox.kernel import KERNEL_PROTOCOL
@@ -34,28 +30,9 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BlockingKernelC
     ipc, workspace = root / "ipc", root / "ws"
     ipc.mkdir()
     workspace.mkdir()
-    write_connection_file(str(ipc / "kernel.json"), transport="ipc", ip=str(ipc / "k"))
     config = KernelConfig(str(workspace), str(root), __version__, KERNEL_PROTOCOL, trace={"enabled": True})
-    (ipc / "config.json").write_text(config.to_json())
-    log = (root / "kernel.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "pixelbox.kernel", "--ipc-dir", str(ipc)], stdout=log, stderr=log)
-    deadline = time.monotonic() + 60
-    while not (ipc / "ready.json").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, (root / "kernel.log").read_text()
-        time.sleep(0.05)
-    assert json.loads((ipc / "ready.json").read_text())["problems"] == []
-    kc = BlockingKernelClient()
-    kc.load_connection_file(str(ipc / "kernel.json"))
-    kc.start_channels()
-    kc.wait_for_ready(timeout=60)
-    yield kc
-    kc.shutdown()
-    kc.stop_channels()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with running_kernel(ipc, config, root / "kernel.log") as kc:
+        yield kc
 
 
 def execute(kc: BlockingKernelClient, source: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
