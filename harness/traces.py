@@ -55,8 +55,18 @@ def _jsonable(value: Any) -> Any:
 
 
 def encode_record(record: Mapping[str, Any]) -> str:
-    """One record as a JSON line (objects with ``to_dict``, dataclasses, paths and bytes are converted)."""
-    return json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n"
+    """One record as a JSON line (objects with ``to_dict``, dataclasses, paths and bytes are converted).
+
+    Text stays readable (no ASCII escaping) unless it holds a lone surrogate, which an endpoint
+    may legally send in JSON but UTF-8 cannot encode: then the line is escaped, so the record is
+    written whole and reads back as the same string.
+    """
+    line = json.dumps(record, ensure_ascii=False, default=_jsonable)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(record, ensure_ascii=True, default=_jsonable)
+    return line + "\n"
 
 
 class TraceWriter:

@@ -126,7 +126,7 @@ class OpenAIAgent:
 
     def _request(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> dict[str, Any]:
         cfg = self.config
-        request: dict[str, Any] = {"model": cfg.model, "messages": list(messages)}
+        request: dict[str, Any] = {"model": cfg.model, "messages": [_encodable(m) for m in messages]}
         if tools:
             request["tools"] = list(tools)
             if cfg.tool_choice:
@@ -165,6 +165,25 @@ class OpenAIAgent:
             "The endpoint may be down or overloaded; raise retry.max_attempts or try later."
         )
         return ModelRequestError(message, attempts=len(retries), status=last["status"], retries=retries)
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` with lone surrogates replaced by U+FFFD, so it can be sent as UTF-8 JSON.
+
+    A server may legally send ``"\\ud800"`` in a reply; echoed back in the history it would make
+    every later request fail to encode. The trace keeps the text as it came.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        return {key: _encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    return value
 
 
 def _failure_facts(exc: Exception) -> tuple[int | None, float | None]:

@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
             "--InteractiveShell.colors=nocolor",
             "--InteractiveShell.xmode=Plain",
             "--HistoryManager.enabled=False",
+            "--Session.packer=pixelbox.kernel.channel.pack_message",
         ]
     )
     problems = install_plugins(app.shell, config)

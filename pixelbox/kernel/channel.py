@@ -35,3 +35,20 @@ def publish(kind: str, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
     from IPython.display import publish_display_data
 
     publish_display_data({mime_for(kind): payload})
+
+
+def pack_message(obj: Any) -> bytes:
+    """The kernel session's JSON packer: jupyter_client's, but a lone surrogate cannot lose a message.
+
+    jupyter_client encodes with ``surrogateescape``, which fails on a high surrogate such as the
+    one in ``print('a\\ud800b')``; the whole message (an output, or the error of a failing cell)
+    would be dropped. Such messages are sent ASCII-escaped instead, which any JSON reader decodes.
+    """
+    import json
+
+    from jupyter_client.session import json_default, json_packer
+
+    try:
+        return json_packer(obj)
+    except UnicodeEncodeError:
+        return json.dumps(obj, default=json_default, ensure_ascii=True, allow_nan=False).encode("ascii")
