@@ -2,8 +2,8 @@
 
 Re-runs an artifact's chain from its root image with the canonical implementations and
 compares the result with the artifact. Ops with no canonical re-implementation (``draw``,
-``composite``, ``other``, intensity curves...) make the verdict ``unverifiable`` rather than
-guessing.
+``composite``, most ``other`` ops, intensity curves...) make the verdict ``unverifiable`` rather
+than guessing; transposes (``other`` with ``method: transpose``/``transverse``) are re-run.
 """
 
 from __future__ import annotations
