@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -50,6 +51,10 @@ def docker_client() -> Any:
                 ) from None
             _clients["default"] = client
         return _clients["default"]
+
+
+REMOVE_PATIENCE_S = 30.0
+"""How long a container removal keeps retrying while the Docker engine does not answer."""
 
 
 class DockerHandle(KernelHandle):
@@ -91,8 +96,26 @@ class DockerHandle(KernelHandle):
             self.container.kill(signal="SIGINT")
 
     def kill(self) -> None:
-        with contextlib.suppress(Exception):
-            self.container.remove(force=True)
+        """Remove the container; if the engine is briefly unreachable (a dockerd restart), retry.
+
+        A container left behind by a failed removal would outlive its sandbox, so removal is
+        retried for up to :data:`REMOVE_PATIENCE_S` while the engine does not answer.
+        """
+        import docker.errors
+
+        deadline = time.monotonic() + REMOVE_PATIENCE_S
+        delay = 0.2
+        while True:
+            try:
+                self.container.remove(force=True)
+                return
+            except docker.errors.NotFound:
+                return
+            except Exception:
+                if time.monotonic() + delay > deadline:
+                    return
+                time.sleep(delay)
+                delay = min(delay * 2, 3.0)
 
 
 class DockerBackend(Backend):

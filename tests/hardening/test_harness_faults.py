@@ -822,3 +822,41 @@ def test_container_killed_mid_episode(harness: Harness, how: list[str]) -> None:
     assert lost["restarted"] and lost["state_lost"] and "kernel was replaced" in observations(trace)[1]["shown"]
     assert fresh["status"] == "ok" and fresh["stdout"] == "fresh\n" and not fresh["state_lost"]
     assert not docker_client().containers.list(all=True, filters={"id": container})
+
+
+def restart_dockerd() -> None:
+    """Stop the Docker engine and bring it back the way a fresh machine's setup does.
+
+    The engine is stopped with SIGTERM (it stops its containers on the way down), then
+    ``scripts/setup.sh`` starts it again: the same code a fresh machine runs.
+    """
+    pid = int(Path("/var/run/docker.pid").read_text().strip())
+    os.kill(pid, 15)
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists(), "dockerd did not stop within 60 s"
+    setup = Path(__file__).resolve().parents[2] / "scripts" / "setup.sh"
+    subprocess.run(["bash", str(setup)], check=True, capture_output=True, timeout=300)
+
+
+@pytest.mark.parametrize("harness", ["runc"], indirect=True)
+def test_docker_daemon_restarted_mid_episode(harness: Harness) -> None:
+    """dockerd is restarted while a cell runs: the cell is a ``crashed`` observation (the engine
+    stopped the container), the episode goes on and ends normally on a fresh container, its trace
+    is intact, and no container is left once the engine is back."""
+    script = [
+        completion("<code>import time\nx = 1\nopen('started', 'w').close()\ntime.sleep(60)</code>"),
+        completion("<code>print('after the restart')</code>"),
+        completion(ANSWER),
+    ]
+    with endpoint(script) as server, ThreadPoolExecutor(1) as pool:
+        running = pool.submit(harness.play, model(server), budgets=BudgetLimits(execution_timeout=90))
+        container = _workspace_file(harness.root / "run0" / "episodes" / "t1.jsonl", "started")
+        restart_dockerd()
+        played = running.result(timeout=240)
+    trace = played.ended()
+    stopped, after = executions(trace)
+    assert stopped["status"] == "crashed" and stopped["state_lost"], stopped
+    assert after["status"] == "ok" and after["stdout"] == "after the restart\n" and after["restarted"], after
+    assert not docker_client().containers.list(all=True, filters={"id": container})
