@@ -13,8 +13,8 @@ warnings and recorded events are the agent's. Each construct keeps Python's eval
 
 Python's ``ast`` is used instead of libcst, measured side by side on the tracer corpus
 (``benchmarks/bench_tracer.py``): this whole rewrite takes 0.2 ms per cell at the median, while
-libcst needs 4.3 ms just to parse and resolve positions and 7.4 ms (p90 13.8 ms, over the 10 ms
-budget) for a transformer that only wraps calls. Text between the inserted tokens is never
+libcst needs about 4 ms just to parse and resolve positions and 6-7 ms (p90 12-14 ms, over the
+10 ms budget) for a transformer that only wraps calls. Text between the inserted tokens is never
 rewritten, which is the guarantee libcst would have given.
 """
 
