@@ -125,6 +125,23 @@ setup_venv() {
     echo "$wanted" >"$stamp"
 }
 
+# Local kernels run as unprivileged uids and import pixelbox from this checkout (an editable
+# install), so every directory above it must be searchable and its files readable by others:
+# a checkout made under a private temporary directory (mode 700) would otherwise break them.
+share_checkout() {
+    local dir=$repo
+    if setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$repo/pixelbox/__init__.py" 2>/dev/null; then
+        return
+    fi
+    need_root "making the checkout readable by the local backend's kernel users"
+    step "checkout: letting unprivileged kernel users read $repo"
+    while [[ $dir != / ]]; do
+        chmod o+x "$dir"
+        dir=$(dirname "$dir")
+    done
+    chmod -R o+rX "$repo"
+}
+
 setup_image() {
     step "kernel image: checking"
     "$venv/bin/python" -m pixelbox.runtime.image build
@@ -134,6 +151,7 @@ main() {
     local started=$SECONDS
     install_packages
     if [[ $with_docker != 0 ]]; then setup_docker; fi
+    share_checkout
     setup_venv
     if [[ $with_docker != 0 ]]; then setup_image; fi
     step "setup done in $((SECONDS - started)) s"
