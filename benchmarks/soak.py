@@ -32,6 +32,7 @@ from typing import Any
 from _common import RESULTS, machine_facts, write_json
 
 from pixelbox.runtime import Sandbox, SandboxPool, registry
+from pixelbox.runtime.cleanup import leftovers_of
 
 BACKENDS: dict[str, dict[str, Any]] = {
     "local": {"backend": "local"},
@@ -72,37 +73,7 @@ def open_fds() -> int:
 
 def leaks() -> dict[str, list[str]]:
     """Containers, kernel processes, cgroups and workspaces owned by this process."""
-    pid = os.getpid()
-    found: dict[str, list[str]] = {}
-    dirs = [str(p) for p in Path("/tmp").glob(f"pbx-{pid}-*")]
-    if dirs:
-        found["directories"] = dirs
-    kernels = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if "pixelbox.kernel" in cmd and f"pbx-{pid}-" in cmd and state != "Z":
-            kernels.append(entry.name)
-    if kernels:
-        found["kernels"] = kernels
-    groups = [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/pixelbox/pbx-{pid}-*")]
-    groups += [str(p) for p in Path("/sys/fs/cgroup/pixelbox").glob(f"pbx-{pid}-*")]
-    if groups:
-        found["cgroups"] = groups
-    try:
-        from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, docker_client
-
-        containers = docker_client().containers.list(all=True, filters={"label": [LABEL, f"{OWNER_LABEL}={pid}"]})
-        if containers:
-            found["containers"] = [c.name for c in containers]
-    except Exception as exc:  # no engine: nothing of ours can be there
-        found.setdefault("notes", []).append(f"docker not checked: {exc}")
-    return found
+    return leftovers_of(os.getpid())
 
 
 class Tally:

@@ -109,19 +109,64 @@ def _remove_containers(report: CleanupReport, everything: bool) -> None:
 
 
 def _kill_kernels(report: CleanupReport, everything: bool) -> None:
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "pixelbox.kernel" not in cmdline:
-            continue
+    for pid, cmdline in _kernel_processes():
         match = _OWNER.search(cmdline)
         if match and _orphaned(int(match.group(1)), everything):
             try:
-                os.kill(int(entry.name), signal.SIGKILL)
-                report.processes.append(int(entry.name))
+                os.kill(int(pid), signal.SIGKILL)
+                report.processes.append(int(pid))
             except OSError as exc:
-                report.errors.append(f"pid {entry.name}: {exc}")
+                report.errors.append(f"pid {pid}: {exc}")
+
+
+def leftovers_of(pid: int) -> dict[str, list[str]]:
+    """What process ``pid`` still owns: workspaces, live kernel processes, cgroups, containers.
+
+    Empty once every sandbox of ``pid`` is closed; the test session's leak check and the soak
+    read it. Exited (zombie) kernels hold nothing and are not counted.
+    """
+    found: dict[str, list[str]] = {}
+    prefix = f"{ROOT_PREFIX}{pid}-"
+    dirs = [str(p) for p in Path("/tmp").glob(f"{prefix}*")]
+    kernels = [f"{n}: {cmd}" for n, cmd in _kernel_processes() if prefix in cmd and not _zombie(n)]
+    groups = [str(p) for p in Path(CGROUP_ROOT).glob(f"*/pixelbox/{prefix}*")]
+    groups += [str(p) for p in Path(CGROUP_ROOT).glob(f"pixelbox/{prefix}*")]
+    for key, items in (("directories", dirs), ("kernels", kernels), ("cgroups", groups)):
+        if items:
+            found[key] = items
+    containers = _containers_of(pid)
+    if containers:
+        found["containers"] = containers
+    return found
+
+
+def _kernel_processes() -> list[tuple[str, str]]:
+    """(pid, command line) of every pixelbox kernel process on the machine."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                cmd = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "pixelbox.kernel" in cmd:
+                out.append((entry.name, cmd))
+    return out
+
+
+def _zombie(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _containers_of(pid: int) -> list[str]:
+    from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, docker_client
+    from pixelbox.runtime.errors import BackendUnavailable
+
+    try:
+        client = docker_client()
+    except BackendUnavailable:
+        return []
+    return [c.name for c in client.containers.list(all=True, filters={"label": [LABEL, f"{OWNER_LABEL}={pid}"]})]

@@ -85,11 +85,11 @@ class Sandbox:
         self._next_index = 1
         self._ready: dict[str, Any] = {}
         self._next_artifact: int | None = None
-        self._next_seq = 0
         """Index the next artifact gets; carried across kernel restarts so nothing is renumbered."""
+        self._next_seq = 0
         self._backend, self._reason = choose_backend(self.options)
         self._uid = (
-            self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else (self._backend.kernel_uid)
+            self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else self._backend.kernel_uid
         )
         self.layout = Layout.create(self._uid)
         registry.register(self)

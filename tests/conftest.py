@@ -100,34 +100,7 @@ def no_leaks_after_session() -> Iterator[None]:
 
 
 def find_leaks() -> dict[str, list[str]]:
-    """Containers, kernel processes and workspaces that belong to this process."""
-    from pixelbox.runtime.backends.local import processes_of_uid  # noqa: F401  (import check)
-    from pixelbox.runtime.workspace import ROOT_PREFIX
+    """Containers, kernel processes, cgroups and workspaces that belong to this process."""
+    from pixelbox.runtime.cleanup import leftovers_of
 
-    pid = os.getpid()
-    leaks: dict[str, list[str]] = {}
-    dirs = [str(p) for p in Path("/tmp").glob(f"{ROOT_PREFIX}{pid}-*")]
-    if dirs:
-        leaks["directories"] = dirs
-    kernels = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if "pixelbox.kernel" in cmd and f"{ROOT_PREFIX}{pid}-" in cmd:
-                kernels.append(f"{entry.name}: {cmd}")
-    if kernels:
-        leaks["kernels"] = kernels
-    groups = [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/pixelbox/{ROOT_PREFIX}{pid}-*")]
-    groups += [str(p) for p in Path("/sys/fs/cgroup/pixelbox").glob(f"{ROOT_PREFIX}{pid}-*")]
-    if groups:
-        leaks["cgroups"] = groups
-    if _docker_problem("runc") is None:
-        from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, docker_client
-
-        containers = docker_client().containers.list(all=True, filters={"label": [LABEL, f"{OWNER_LABEL}={pid}"]})
-        if containers:
-            leaks["containers"] = [c.name for c in containers]
-    return leaks
+    return leftovers_of(os.getpid())
