@@ -83,3 +83,32 @@ def test_error_reply_quotes_the_agent_code(client: BlockingKernelClient) -> None
     assert "img.resize((5, 5), 'bogus')" in text
     assert "__pbx__" not in text and "pixelbox/kernel/recorder" not in text
     assert [(e["op"], e["status"]) for e in records["event"][0]] == [("resize", "error")]
+
+
+def test_image_libraries_load_with_the_agents_code_not_at_kernel_start(tmp_path: Any) -> None:
+    """The recorder imports neither NumPy nor Pillow at start (under gVisor that is ~0.5 s of every
+    cold start), yet records their operations from the very cell that first imports them."""
+    config = KernelConfig(str(tmp_path), str(tmp_path), __version__, KERNEL_PROTOCOL, trace={"enabled": True})
+    (tmp_path / "ipc").mkdir()
+    with running_kernel(tmp_path / "ipc", config, tmp_path / "kernel.log") as kc:
+        reply, _ = execute(kc, "import sys\nloaded = [m for m in ('numpy', 'PIL', 'cv2') if m in sys.modules]\n")
+        assert reply["status"] == "ok"
+        reply, _ = execute(kc, "assert not loaded, f'imported at kernel start: {loaded}'\n")
+        assert reply["status"] == "ok", reply.get("evalue")
+
+        reply, records = execute(
+            kc,
+            "from PIL import Image, ImageFilter\nim = Image.linear_gradient('L')\n"
+            "soft = im.filter(ImageFilter.Kernel((3, 3), [1] * 9))\nneg = im.point(lambda v: 255 - v)\n",
+        )
+        assert reply["status"] == "ok", reply.get("evalue")
+        assert [(e["op"], e["src"]["line"]) for e in records["event"][0]] == [("blur", 3), ("invert", 4)]
+
+        reply, records = execute(
+            kc,
+            "import numpy as np\na = np.asarray(im)\npart = a[5:30, 10:50]\nflipped = 255 - part\n"
+            "mask = part > 128\n",
+        )
+        assert reply["status"] == "ok", reply.get("evalue")
+        ops = [(e["op"], e["src"]["line"]) for e in records["event"][0]]
+        assert ops == [("convert", 2), ("crop", 3), ("invert", 4), ("threshold", 5)]

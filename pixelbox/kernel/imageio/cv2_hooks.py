@@ -13,7 +13,7 @@ from pixelbox.kernel.imageio.convert import imshow_array
 from pixelbox.kernel.imageio.errors import ImageNotFoundError
 from pixelbox.kernel.imageio.facts import pixel_count
 from pixelbox.kernel.imageio.layer import IOLayer
-from pixelbox.kernel.imageio.patching import Patcher
+from pixelbox.kernel.patching import Patcher
 
 _NO_KEY = -1
 _WINDOW_CALLS = ("namedWindow", "destroyWindow", "destroyAllWindows", "resizeWindow", "moveWindow", "setWindowTitle")

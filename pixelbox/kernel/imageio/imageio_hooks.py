@@ -12,7 +12,7 @@ from typing import Any
 
 from pixelbox.kernel.imageio.facts import pixel_count
 from pixelbox.kernel.imageio.layer import IOLayer
-from pixelbox.kernel.imageio.patching import Patcher
+from pixelbox.kernel.patching import Patcher
 
 _PATH_KEYS = ("uri", "fname", "filename")
 _IMAGE_KEYS = ("im", "image", "arr", "ims")

@@ -16,8 +16,8 @@ from typing import Any
 from pixelbox.kernel.imageio.convert import array_to_image, looks_like_image
 from pixelbox.kernel.imageio.layer import IOLayer
 from pixelbox.kernel.imageio.mpl_hooks import FigureCapture
-from pixelbox.kernel.imageio.patching import Patcher
 from pixelbox.kernel.imageio.pil_hooks import capture_shown
+from pixelbox.kernel.patching import Patcher
 
 _DISPLAY = "IPython.display.display"
 _LAST = "IPython displayhook (last expression)"

@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 from pixelbox.kernel import channel
 from pixelbox.kernel.imageio import lineage
-from pixelbox.kernel.imageio.patching import Patcher
 from pixelbox.kernel.imageio.paths import IMAGE_EXTENSIONS, extension, extension_for_format, path_text
 from pixelbox.kernel.imageio.profiles import (
     PROFILES,
@@ -28,6 +27,7 @@ from pixelbox.kernel.imageio.resolver import ReadResolver, Resolution
 from pixelbox.kernel.imageio.settings import IOSettings
 from pixelbox.kernel.imageio.source import CellSite, cell_site
 from pixelbox.kernel.imageio.store import ArtifactStore, Publish
+from pixelbox.kernel.patching import Patcher
 
 T = TypeVar("T")
 CellEndCallback = Callable[[CellSite], None]

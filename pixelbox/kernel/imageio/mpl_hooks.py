@@ -17,8 +17,8 @@ from typing import Any
 
 from pixelbox.kernel.imageio.facts import pixel_count
 from pixelbox.kernel.imageio.layer import IOLayer
-from pixelbox.kernel.imageio.patching import Patcher
 from pixelbox.kernel.imageio.source import CellSite
+from pixelbox.kernel.patching import Patcher
 
 _BACKEND = "Agg"
 

@@ -13,8 +13,8 @@ import os
 from typing import Any
 
 from pixelbox.kernel.imageio.layer import IOLayer
-from pixelbox.kernel.imageio.patching import Patcher
 from pixelbox.kernel.imageio.paths import IMAGE_EXTENSIONS, extension
+from pixelbox.kernel.patching import Patcher
 
 _WRITE_FLAGS = frozenset("wax+")
 

@@ -8,7 +8,7 @@ from PIL import Image, ImageShow
 
 from pixelbox.kernel.imageio.convert import png_ready
 from pixelbox.kernel.imageio.layer import IOLayer
-from pixelbox.kernel.imageio.patching import Patcher
+from pixelbox.kernel.patching import Patcher
 
 
 def install(layer: IOLayer, patcher: Patcher) -> None:

@@ -17,8 +17,7 @@ from operator import methodcaller
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
-import numpy as np
-
+from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import Registry, is_image, size_of
 from pixelbox.kernel.recorder.lineage import IDENTITY, Lineage, clip_box, normalize_box
 from pixelbox.kernel.recorder.ops import OpTable, Spec
@@ -189,20 +188,20 @@ class Recorder:
 
     def s(self, obj: Any, line: int, col: int) -> Any:
         """Return ``obj``, or a recording stand-in for subscripting an image array."""
-        if type(obj) is np.ndarray and is_image(obj) and min(obj.shape[:2]) >= _MIN_SLICE_SIDE:
+        if type(obj) is libs.ndarray and is_image(obj) and min(obj.shape[:2]) >= _MIN_SLICE_SIDE:
             return _Slicer(self, obj, line, col, self._cell(sys._getframe(1)))
         return obj
 
     def sub(self, left: Any, right: Any, line: int, col: int) -> Any:
         result = left - right
-        if type(result) is np.ndarray:
+        if type(result) is libs.ndarray:
             cell = self._cell(sys._getframe(1))
             self._observe(lambda: invert_operator(left, right, result), "operator.sub", line, col, cell=cell)
         return result
 
     def inv(self, value: Any, line: int, col: int) -> Any:
         result = ~value
-        if type(result) is np.ndarray:
+        if type(result) is libs.ndarray:
             cell = self._cell(sys._getframe(1))
             self._observe(lambda: bitwise_invert(value, result), "operator.invert", line, col, cell=cell)
         return result
@@ -220,7 +219,7 @@ class Recorder:
         return self._compare(left, right, left <= right, "<=", line, col)
 
     def _compare(self, left: Any, right: Any, result: Any, symbol: str, line: int, col: int) -> Any:
-        if type(result) is np.ndarray:
+        if type(result) is libs.ndarray:
             api = {">": "operator.gt", ">=": "operator.ge", "<": "operator.lt", "<=": "operator.le"}[symbol]
             cell = self._cell(sys._getframe(2))
             self._observe(lambda: compare(left, right, symbol, result), api, line, col, cell=cell)
@@ -356,8 +355,8 @@ class Recorder:
         label = self.registry.label(obj)
         if label is not None:
             return label
-        if type(obj) is np.ndarray and obj.base is not None and not obj.flags.c_contiguous:
-            owner = obj.base if type(obj.base) is np.ndarray and is_image(obj.base) else None
+        if type(obj) is libs.ndarray and obj.base is not None and not obj.flags.c_contiguous:
+            owner = obj.base if type(obj.base) is libs.ndarray and is_image(obj.base) else None
             candidates = [source for source, _ in self.registry.labelled_arrays()]
             for source in [*candidates, owner] if owner is not None else candidates:
                 if source is not obj and is_transposed_view(source, obj):

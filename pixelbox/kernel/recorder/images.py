@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from PIL import Image
-
+from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.lineage import Lineage
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def is_image(obj: Any) -> bool:
     """PIL images, and arrays shaped like one (H x W or H x W x C with C <= 4)."""
-    if isinstance(obj, Image.Image):
+    if isinstance(obj, libs.pil_image):
         return True
-    if isinstance(obj, np.ndarray):
+    if isinstance(obj, libs.ndarray):
         shape = obj.shape
         if obj.dtype.kind not in "biufc":
             return False
@@ -31,7 +32,7 @@ def is_image(obj: Any) -> bool:
 
 def size_of(obj: Any) -> tuple[int, int]:
     """(width, height) of an image value."""
-    if isinstance(obj, Image.Image):
+    if isinstance(obj, libs.pil_image):
         return obj.size
     shape = obj.shape
     return int(shape[1]), int(shape[0])
@@ -77,8 +78,8 @@ class Registry:
     def labelled_arrays(self) -> Iterator[tuple[np.ndarray, str]]:
         """The live NumPy arrays that have an id, with it."""
         for ref, label in list(self._by_id.values()):
-            obj = ref()
-            if type(obj) is np.ndarray:
+            obj: Any = ref()
+            if type(obj) is libs.ndarray:
                 yield obj, label
 
     def bind(self, obj: Any, label: str) -> None:

@@ -15,13 +15,10 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
+from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.ops import arrays, opencv, pillow, scientific
 from pixelbox.kernel.recorder.ops.base import Spec
 
-_DISPATCHER = type(np.rot90)
-_FUNCTION_TYPES = (types.FunctionType, _DISPATCHER)
 _BUILTIN = types.BuiltinFunctionType
 _DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
 
@@ -38,7 +35,7 @@ def _entries() -> Iterable[tuple[str, str, Any, bool]]:
 def key_of(obj: Any) -> Key | None:
     """The stable name of a callable: ``(module, qualname)``; ``None`` for anything else."""
     t = type(obj)
-    if t in _FUNCTION_TYPES:
+    if t is types.FunctionType or t is libs.dispatcher:
         return getattr(obj, "__module__", None) or "", getattr(obj, "__qualname__", "")
     if t in _DESCRIPTORS:
         owner = obj.__objclass__
@@ -48,7 +45,7 @@ def key_of(obj: Any) -> Key | None:
         if bound is None or type(bound) is types.ModuleType:
             return getattr(obj, "__module__", None) or getattr(bound, "__name__", "") or "", obj.__name__
         return type(bound).__module__, f"{type(bound).__qualname__}.{obj.__name__}"
-    if t is np.ufunc:
+    if t is libs.ufunc:
         return "numpy", obj.__name__
     return None
 
@@ -132,7 +129,7 @@ class OpTable:
                     self.refresh()
                     spec = self.by_key.get(key) if key is not None else None
                 return (spec, bound) if spec is not None else None
-        if t in _FUNCTION_TYPES or t is _BUILTIN or t is np.ufunc or t in _DESCRIPTORS:
+        if t is types.FunctionType or t is libs.dispatcher or t is _BUILTIN or t is libs.ufunc or t in _DESCRIPTORS:
             spec = self._find(fn)
             return (spec, None) if spec is not None else None
         return None

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from PIL import Image
-
+from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import is_image, size_of
 from pixelbox.kernel.recorder.lineage import crop_map, flip_map, scale_map
 from pixelbox.kernel.recorder.ops.base import (
@@ -21,6 +19,9 @@ from pixelbox.kernel.recorder.ops.base import (
     simple,
     transpose_obs,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def rot90(a: Args) -> Observed:
@@ -55,9 +56,9 @@ def fixed_flip(direction: str) -> Any:
 
 def to_array(a: Args) -> Observed | None:
     source = a.get(0, "object")
-    if isinstance(source, Image.Image):
+    if isinstance(source, libs.pil_image):
         return Observed("convert", [source], image_or_none(a.result), {"to": "ndarray"})
-    if isinstance(source, np.ndarray) and is_image(source):
+    if isinstance(source, libs.ndarray) and is_image(source):
         return Observed("alias", [source], image_or_none(a.result))
     return None
 
@@ -87,7 +88,7 @@ def np_transpose(a: Args) -> Observed | None:
     """``np.transpose(a, axes)``; ``a.transpose(*axes)`` (self first, then ints, a tuple or nothing)."""
     rest = a.args[1:]
     axes = rest[0] if len(rest) == 1 else (rest or a.kwargs.get("axes"))
-    axes = (axes,) if isinstance(axes, (int, np.integer)) else axes
+    axes = (axes,) if isinstance(axes, (int, libs.integer)) else axes
     return _reordered(a, lambda n: tuple(reversed(range(n))) if axes is None else tuple(int(x) % n for x in axes))
 
 
@@ -136,7 +137,7 @@ def axes_obs(source: Any, result: Any, perm: tuple[int, ...]) -> Observed:
 def axis_permutation(source: Any, view: Any) -> tuple[int, ...] | None:
     """``perm`` with ``view``'s axis ``i`` being ``source``'s axis ``perm[i]``, when ``view`` is a
     view of the same memory whose shapes and strides say so unambiguously; otherwise ``None``."""
-    if not isinstance(source, np.ndarray) or not isinstance(view, np.ndarray):
+    if not isinstance(source, libs.ndarray) or not isinstance(view, libs.ndarray):
         return None
     if source.ndim != view.ndim or source.dtype != view.dtype or _address(source) != _address(view):
         return None
@@ -199,22 +200,24 @@ SPECS: list[tuple[str, str, Any]] = [
 
 def invert_operator(left: Any, right: Any, result: Any) -> Observed | None:
     """``255 - a`` on 8-bit images and ``1 - a`` / ``1.0 - a`` on float images are inversions."""
-    if not is_image(right) or not is_image(result) or isinstance(right, Image.Image):
+    if not is_image(right) or not is_image(result) or isinstance(right, libs.pil_image):
         return None
-    full = 255 if right.dtype == np.uint8 else 1
+    full = 255 if right.dtype == "uint8" else 1
     if left == full:
         return Observed("invert", [right], result, {"method": f"{left} - x"})
     return None
 
 
 def bitwise_invert(value: Any, result: Any) -> Observed | None:
-    if is_image(value) and not isinstance(value, Image.Image) and value.dtype in (np.uint8, np.bool_):
+    if is_image(value) and not isinstance(value, libs.pil_image) and value.dtype in ("uint8", "bool"):
         return Observed("invert", [value], image_or_none(result), {"method": "~x"})
     return None
 
 
 def compare(left: Any, right: Any, symbol: str, result: Any) -> Observed | None:
     """``image > t`` (any of > >= < <=, either side) is a binary threshold at ``t``."""
+    import numpy as np  # loaded: ``result`` is an array
+
     if is_image(left) and np.isscalar(right) and is_image(result):
         source, value, above = left, right, symbol in (">", ">=")
     elif is_image(right) and np.isscalar(left) and is_image(result):
@@ -303,7 +306,7 @@ def _channel_params(rest: list[Any], source: np.ndarray) -> dict[str, Any]:
         if step == -1 and start == source.shape[2] - 1 and stop == -1:
             return {"channels": "reversed"}
         return {"channels": list(range(start, stop, step))}
-    if isinstance(item, (int, np.integer)):
+    if isinstance(item, (int, libs.integer)):
         return {"channels": [int(item)]}
     return {"channels": "indexed"}
 

@@ -1,15 +1,22 @@
-"""Classify convolution kernels and intensity curves by what they do to an image."""
+"""Classify convolution kernels and intensity curves by what they do to an image.
+
+NumPy is imported inside the functions: they run only once an operation has been matched,
+and importing this module must stay free (see ``pixelbox.kernel.recorder.libs``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
+def classify_kernel(weights: Any, shape: tuple[int, int] | None = None) -> tuple[str, dict[str, Any]]:
+    """A filter kernel (array-like, reshaped to ``shape`` if given) is a blur (non-negative), an
+    edge detector (sums to 0) or a sharpener."""
+    import numpy as np
 
-def classify_kernel(weights: np.ndarray) -> tuple[str, dict[str, Any]]:
-    """A filter kernel is a blur (non-negative), an edge detector (sums to 0) or a sharpener."""
     weights = np.asarray(weights, dtype=float)
+    if shape is not None:
+        weights = weights.reshape(shape)
     total = float(weights.sum())
     if weights.size == 1:
         return "enhance", {"kind": "contrast", "factor": total}
@@ -23,8 +30,14 @@ def classify_kernel(weights: np.ndarray) -> tuple[str, dict[str, Any]]:
     return "other", {"method": "kernel"}
 
 
-def classify_lut(before: np.ndarray, after: np.ndarray) -> tuple[str, dict[str, Any]]:
-    """Classify a per-pixel intensity map from the values it produced (never by calling user code)."""
+def classify_lut(before: Any, after: Any) -> tuple[str, dict[str, Any]]:
+    """Classify a per-pixel intensity map from the values it produced (never by calling user code).
+
+    ``before`` and ``after`` are same-sized 8-bit images (arrays or anything NumPy can convert).
+    """
+    import numpy as np
+
+    before, after = np.asarray(before), np.asarray(after)
     lut = np.full(256, -1, dtype=np.int64)
     lut[before.ravel().astype(np.int64)] = after.ravel().astype(np.int64)
     present = np.flatnonzero(lut >= 0)

@@ -6,8 +6,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
+from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import size_of
 from pixelbox.kernel.recorder.lineage import Affine, crop_map, is_right_angle
 from pixelbox.kernel.recorder.ops.base import (
@@ -75,7 +74,7 @@ def in_range(a: Args) -> Observed:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
+    if isinstance(value, libs.ndarray):
         return value.tolist()
     if isinstance(value, (tuple, list)):
         return [num(v) for v in value]
@@ -165,6 +164,8 @@ def cv_flip(a: Args) -> Observed:
 
 
 def warp_affine(a: Args) -> Observed:
+    import numpy as np  # loaded: cv2 needs it
+
     source, matrix = a.get(0, "src"), np.asarray(a.get(1, "M"), dtype=float)
     forward = (matrix[0, 0], matrix[0, 1], matrix[0, 2], matrix[1, 0], matrix[1, 1], matrix[1, 2])
     geometry = _invert(forward)
@@ -199,7 +200,7 @@ def pyramid(direction: str) -> Any:
 
 
 def filter_2d(a: Args) -> Observed:
-    op, params = classify_kernel(np.asarray(a.get(2, "kernel"), dtype=float))
+    op, params = classify_kernel(a.get(2, "kernel"))
     return Observed(op, [a.get(0, "src")], a.result, params)
 
 

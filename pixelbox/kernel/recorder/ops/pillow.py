@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from pixelbox.kernel.recorder.images import size_of
 from pixelbox.kernel.recorder.lineage import compose, crop_map, scale_map
 from pixelbox.kernel.recorder.ops.base import (
@@ -138,7 +136,7 @@ def describe_filter(f: Any) -> tuple[str, dict[str, Any]]:
     if name == "Kernel":
         _, _, _, weights = f.filterargs
         side = round(len(weights) ** 0.5)
-        return classify_kernel(np.asarray(weights, dtype=float).reshape(side, side))
+        return classify_kernel(weights, (side, side))
     return "other", {"filter": name}
 
 
@@ -146,8 +144,7 @@ def point(a: Args) -> Observed:
     image, output = a.args[0], a.result
     if output is None or image.mode not in ("L", "P", "1") or output.mode != "L":
         return Observed("enhance", [image], output, {"kind": "curve"})
-    before = np.asarray(image.convert("L"))
-    op, params = classify_lut(before, np.asarray(output))
+    op, params = classify_lut(image.convert("L"), output)
     return Observed(op, [image], output, params)
 
 
