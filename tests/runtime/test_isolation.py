@@ -94,3 +94,15 @@ def test_workspace_files_round_trip_and_paths_are_checked(backend: dict[str, Any
         sb.execute("import os\nos.symlink('/etc/hostname', 'link.txt')")
         with pytest.raises(WorkspacePathError, match="symbolic link"):
             sb.download("link.txt")
+
+
+def test_kernel_offers_no_debugger(backend: dict[str, Any]) -> None:
+    """debugpy stays unloaded: no debug requests reach the kernel, and it is not paid for at start."""
+    probe = (
+        "import sys\nfrom ipykernel.debugger import _is_debugpy_available\n"
+        "print(_is_debugpy_available, sorted(m for m in sys.modules if 'pydev' in m or m.startswith('debugpy.')))"
+    )
+    with Sandbox(policy=False, **backend) as sb:
+        result = sb.execute(probe)
+        assert result.status == "ok", result.error
+        assert result.stdout == "False []\n"
