@@ -184,9 +184,11 @@ def test_downloaded_images_join_the_image_list(kernel: Kernel) -> None:
     assert reply["status"] == "ok", reply
     [artifact] = records["artifact"]
     assert artifact["capture"] == "download" and (artifact["width"], artifact["height"]) == (40, 30)
+    assert artifact["name"] == f"downloaded_image_{artifact['index']}.png"  # the Agentic-MME name for downloads
     assert not staged.exists() and "from https://example.org/a.png" in stdout
     again, more, _ = kernel.tool("grayscale", {"image_index": artifact["index"]})
     assert again["status"] == "ok" and more["artifact"][0]["index"] == artifact["index"] + 1
+    assert more["artifact"][0]["name"] == f"transformed_image_{artifact['index'] + 1}.png"
 
 
 def test_schemas_match_what_the_kernel_accepts() -> None:

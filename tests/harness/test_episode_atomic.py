@@ -149,7 +149,7 @@ def test_openai_agent_in_atomic_mode_with_web_tools_then_offline_replay(
     assert "answer for red box meaning" in second[-2]["content"]
     assert second[-1]["content"][2]["image_url"]["url"].startswith("data:image/png;base64,")
     third = bodies[2]["messages"]
-    assert "image 2 (transformed_image_2.png, 50x40)" in third[-3]["content"]
+    assert "image 2 (downloaded_image_2.png, 50x40)" in third[-3]["content"]
     assert "match 1 for" in third[-2]["content"]
     assert imgbb.uploads  # the crop was uploaded for reverse search
 

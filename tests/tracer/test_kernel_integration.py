@@ -106,8 +106,7 @@ def test_image_libraries_load_with_the_agents_code_not_at_kernel_start(tmp_path:
 
         reply, records = execute(
             kc,
-            "import numpy as np\na = np.asarray(im)\npart = a[5:30, 10:50]\nflipped = 255 - part\n"
-            "mask = part > 128\n",
+            "import numpy as np\na = np.asarray(im)\npart = a[5:30, 10:50]\nflipped = 255 - part\nmask = part > 128\n",
         )
         assert reply["status"] == "ok", reply.get("evalue")
         ops = [(e["op"], e["src"]["line"]) for e in records["event"][0]]

@@ -19,6 +19,8 @@ class Profile:
     ``stem`` is the numbered artifact name prefix (``transformed_image_`` gives
     ``transformed_image_3.png``); ``None`` means no numbering is imposed and saved images
     keep the file name the code chose. ``first_index`` is the number of the first artifact.
+    ``download_stem`` names downloaded images where the harness names them apart
+    (Agentic-MME: ``downloaded_image_N.png``, N from the same sequence as every other image).
     """
 
     name: str
@@ -26,18 +28,29 @@ class Profile:
     first_index: int
     capture_open_figures: bool
     preload: bool
+    download_stem: str | None = None
 
     def numbered_name(self, index: int, ext: str) -> str:
         """The name artifact ``index`` gets under a numbering profile."""
         return f"{self.stem}{index}{ext}"
 
-    def shown_name(self, index: int) -> str:
-        """The name of a shown / displayed image (these have no name of their own)."""
+    def unnamed_name(self, index: int, kind: str) -> str:
+        """The name of image ``index`` captured without a name of its own: shown, displayed or
+        downloaded (``kind`` as in the artifact record)."""
+        if kind == "download" and self.download_stem is not None:
+            return f"{self.download_stem}{index}.png"
         return self.numbered_name(index, ".png") if self.stem else f"output_{index}.png"
 
 
 PROFILES: dict[str, Profile] = {
-    "agentic-mme": Profile("agentic-mme", "transformed_image_", 1, capture_open_figures=False, preload=False),
+    "agentic-mme": Profile(
+        "agentic-mme",
+        "transformed_image_",
+        1,
+        capture_open_figures=False,
+        preload=False,
+        download_stem="downloaded_image_",
+    ),
     "agentvista": Profile("agentvista", "tool_image_", 1, capture_open_figures=True, preload=True),
     "visualtoolbench": Profile("visualtoolbench", "transformed_image_", 0, capture_open_figures=False, preload=False),
     "generic": Profile("generic", None, 1, capture_open_figures=True, preload=False),

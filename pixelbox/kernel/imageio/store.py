@@ -81,7 +81,7 @@ class ArtifactStore:
     ) -> tuple[T, dict[str, Any]]:
         """Write one image with ``write(path)`` at a fresh path and announce it as an artifact."""
         self._check_before(pixels)
-        path, index, why = self._reserve(asked, ext)
+        path, index, why = self._reserve(asked, ext, kind)
         try:
             result = write(path)
             facts = read_facts(path)
@@ -148,7 +148,7 @@ class ArtifactStore:
                 "smaller images"
             )
 
-    def _reserve(self, asked: str | None, ext: str) -> tuple[str, int, str | None]:
+    def _reserve(self, asked: str | None, ext: str, kind: str) -> tuple[str, int, str | None]:
         """Pick and atomically create the target file; returns (path, index, normalization reason)."""
         index = self.next_index
         why: str | None = None
@@ -160,7 +160,7 @@ class ArtifactStore:
                     return target, index, None
                 why = "name_taken"
         while True:
-            for name in self._candidate_names(asked, index, ext):
+            for name in self._candidate_names(asked, index, ext, kind):
                 path = os.path.join(self.settings.artifact_dir, name)
                 if _create_exclusive(path):
                     return path, index, why
@@ -188,9 +188,9 @@ class ArtifactStore:
             return "naming"
         return None
 
-    def _candidate_names(self, asked: str | None, index: int, ext: str) -> list[str]:
+    def _candidate_names(self, asked: str | None, index: int, ext: str, kind: str) -> list[str]:
         if asked is None:
-            return [self.profile.shown_name(index)]
+            return [self.profile.unnamed_name(index, kind)]
         if self.profile.stem is not None:
             return [self.profile.numbered_name(index, ext)]
         stem, asked_ext = os.path.splitext(os.path.basename(asked.rstrip("/" + os.sep)))
