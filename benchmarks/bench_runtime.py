@@ -643,6 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = QUICK if args.quick else FULL
     load_at_start = os.getloadavg()
+    facts = {"machine": machine_facts(), **docker_facts()}  # before the run: the sources it started from
     results: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
     with progress(sum(plan.steps(b) for b in args.backends), "runtime") as bar:
@@ -660,9 +661,9 @@ def main(argv: list[str] | None = None) -> int:
     data = {
         "benchmark": "runtime",
         "mode": "quick" if args.quick else "full",
-        "machine": machine_facts(),
         "load_average_at_start": load_at_start,
-        **docker_facts(),
+        "load_average_at_end": os.getloadavg(),
+        **facts,
         "results": results,
         "skipped": skipped,
         "leftovers": leaks,

@@ -1,4 +1,4 @@
-"""Rewrite an agent's cell so that every call, subscript and a few operators report to the recorder.
+"""Rewrite an agent's cell so that every call, subscript, ``.T`` and a few operators report to the recorder.
 
 The rewrite only *inserts* text inline at positions taken from Python's own parser, so every
 untouched byte stays identical and no line is added or removed: line numbers in tracebacks,
@@ -9,7 +9,8 @@ warnings and recorded events are the agent's. Each construct keeps Python's eval
   ``super()``, ``locals()``, generators, ``await`` and exceptions behave as before);
 - ``x[k]`` (loads only) -> ``__pbx__.s(x, L, C)[k]``: ``s`` returns ``x`` unless it is an image array;
 - ``255 - a``, ``~a``, ``a > t`` (and ``<``, ``>=``, ``<=``) -> ``__pbx__.sub/inv/gt...(...)``,
-  which compute the same operator and record inversions and thresholds.
+  which compute the same operator and record inversions and thresholds;
+- ``x.T`` (loads only) -> ``__pbx__.t(x, L, C)``, which returns ``x.T`` and records a transpose.
 
 Python's ``ast`` is used instead of libcst, measured side by side on the tracer corpus
 (``benchmarks/bench_tracer.py``): this whole rewrite takes 0.2 ms per cell at the median, while
@@ -144,6 +145,26 @@ class _Collector(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, ast.Load):
             self.wrap(node.value, f"{RECORDER_NAME}.s(", self.site(node))
+        elif isinstance(node.value, ast.Attribute) and node.value.attr == "T":
+            self.generic_visit(node.value)  # ``a.T[i] = v`` writes through the view: no transpose to record
+            self.visit(node.slice)
+            return
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        """``x.T`` becomes ``__pbx__.t(x, L, C)``, so an array transpose is recorded where it is written.
+
+        Left alone when the dot and the ``T`` are on different lines (lines must not move).
+        """
+        if node.attr == "T" and isinstance(node.ctx, ast.Load):
+            _, value_end = self.span(node.value)
+            start, end = self.span(node)
+            dot = _find_operator(self.source, value_end, end, ".")
+            if "\n" not in self.source[dot:end]:
+                assert node.end_lineno is not None and node.end_col_offset is not None
+                site = f", {node.end_lineno}, {self.char_col(node.end_lineno, node.end_col_offset) - 1})"
+                self.edits.append(Edit(start, f"{RECORDER_NAME}.t(", rank=start - end))
+                self.edits.append(Edit(dot, site, end=end))
         self.generic_visit(node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:

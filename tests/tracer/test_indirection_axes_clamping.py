@@ -135,6 +135,23 @@ def test_array_transposes_are_recorded_like_pil_transpose(kernel: Kernelish, san
     assert not [e for e in events if e["line"] in (9, 10)], "no-op and non-image reorders record nothing"
 
 
+def test_a_transpose_is_recorded_on_its_own_line(kernel: Kernelish, sandbox_env: Path) -> None:
+    events = run(
+        kernel,
+        "img = Image.new('RGB', (40, 30))\n"
+        "g = np.asarray(img)[..., 0]\n"
+        "t = g.T\n"
+        "out = t[5:20, 3:25]\n"
+        "m = np.eye(3).T\n"
+        "chw = np.asarray(img).T\n",
+    )
+    transpose = next(e for e in events if e["op"] == "other")
+    assert (transpose["line"], transpose["api"], transpose["params"]) == (3, "numpy.ndarray.T", {"method": "transpose"})
+    crop = next(e for e in events if e["op"] == "crop")
+    assert crop["line"] == 4 and crop["inputs"] == [transpose["output"]]
+    assert not [e for e in events if e["line"] in (5, 6) and e["op"] == "other"], "only spatial swaps of images"
+
+
 AXIS_CHAINS = {
     "pil_transpose": "a = root.transpose(Image.Transpose.TRANSPOSE)\nout = a.crop((30, 40, 130, 90))",
     "pil_transverse": "a = root.transpose(Image.Transpose.TRANSVERSE)\nout = a.crop((30, 40, 130, 90))",

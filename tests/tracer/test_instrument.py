@@ -162,6 +162,39 @@ def test_subscript_targets_are_left_alone() -> None:
     assert (traced["a"] == plain["a"]).all() and traced["d"] == plain["d"] == {"k": [5]}
 
 
+def test_transpose_attributes_keep_their_meaning() -> None:
+    plain, traced = run_both(
+        """
+        import numpy as np
+        class HasT:
+            T = "not an array"
+        a = np.arange(48, dtype=np.uint8).reshape(6, 8)
+        b = a.T
+        c = (a + 1).T.T
+        d = (a  # the comment stays
+             .T)
+        e = HasT().T
+        f = np.zeros((3, 4)).T @ np.ones((3, 2))
+        a.T[0, 1] = 99
+        """
+    )
+    for key in ("b", "c", "d", "f", "a"):
+        assert (traced[key] == plain[key]).all(), key
+    assert traced["e"] == plain["e"] == "not an array" and traced["a"][1, 0] == 99
+
+
+def test_transposes_become_recorder_calls_without_moving_lines() -> None:
+    code = instrument("b = a.T\nc = (a + 1).T\nd = (a.\n     T)\na.T[0] = 1\ne = x.Tx\n").code
+    assert code.splitlines() == [
+        f"b = {RECORDER_NAME}.t(a, 1, 6)",
+        f"c = {RECORDER_NAME}.t((a + 1), 2, 12)",
+        "d = (a.",  # dot and T on different lines: left to the first-use fallback
+        "     T)",
+        "a.T[0] = 1",  # written through, not read
+        "e = x.Tx",
+    ]
+
+
 def test_syntax_error_returns_original_code() -> None:
     source = "x = (1,\nprint(x)\n"
     result = instrument(source)

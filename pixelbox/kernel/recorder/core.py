@@ -1,6 +1,6 @@
 """The recorder: the object instrumented cells call (bound as ``__pbx__``) and its event buffer.
 
-Instrumented code calls ``c``/``s``/``sub``/``inv``/``gt``... (see ``pixelbox.tracer.instrument``).
+Instrumented code calls ``c``/``s``/``t``/``sub``/``inv``/``gt``... (see ``pixelbox.tracer.instrument``).
 They return the callee unchanged unless it is an image operation, so ordinary calls run in the
 agent's own frame. Recording never raises into the agent's code: a failure to describe a call
 is counted and reported as a trace problem instead.
@@ -192,6 +192,15 @@ class Recorder:
             return _Slicer(self, obj, line, col, self._cell(sys._getframe(1)))
         return obj
 
+    def t(self, obj: Any, line: int, col: int) -> Any:
+        """``obj.T``: recorded as a transpose when ``obj`` is a labelled image array and the view
+        swaps its two spatial axes (a colour image's ``.T`` reverses all three and is not one)."""
+        result = obj.T
+        if type(obj) is libs.ndarray and self.registry.label(obj) is not None and is_transposed_view(obj, result):
+            cell = self._cell(sys._getframe(1))
+            self._observe(lambda: transpose_obs(obj, result), "numpy.ndarray.T", line, col, cell=cell)
+        return result
+
     def sub(self, left: Any, right: Any, line: int, col: int) -> Any:
         result = left - right
         if type(result) is libs.ndarray:
@@ -348,9 +357,9 @@ class Recorder:
     def _input_label(self, obj: Any, line: int | None, col: int | None, cell: int | None) -> str:
         """The id of an operation's input, giving it one if it has none.
 
-        ``a.T`` is an attribute, not a call, so nothing sees it run: an unlabelled view that is
-        a labelled array with its axes swapped is recorded as that transpose when an operation
-        first uses it (at that operation's position).
+        A transposed view that :meth:`t` did not record (``.T`` of an array no operation made,
+        ``getattr(a, "T")``...) is recorded as that transpose when an operation first uses it
+        (at that operation's position).
         """
         label = self.registry.label(obj)
         if label is not None:
