@@ -1,4 +1,4 @@
-"""Removing what a crashed host process left behind: containers, kernels, directories.
+"""Removing what a crashed host process left behind: containers, kernels, directories, mounts.
 
 Everything pixelbox creates names its owner: containers carry the ``pixelbox.owner-pid``
 label, workspaces are ``/tmp/pbx-<pid>-*``, local kernels run with ``--ipc-dir`` inside such a
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pixelbox.runtime.backends.cgroups import V1_ROOT as CGROUP_ROOT
+from pixelbox.runtime.mounts import mounts_under, unmount
 from pixelbox.runtime.workspace import ROOT_PREFIX, remove_tree
 
 _OWNER = re.compile(rf"/{ROOT_PREFIX}(\d+)-")
@@ -61,6 +62,8 @@ def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupRep
     for entry in Path(tmp).glob(f"{ROOT_PREFIX}*-*"):
         match = _OWNER.search(str(entry) + "/")
         if match and entry.is_dir() and _orphaned(int(match.group(1)), everything):
+            for point in [*sorted(mounts_under(f"{entry}/"), reverse=True), str(entry)]:
+                unmount(Path(point))
             remove_tree(entry)
             report.directories.append(str(entry))
     _remove_cgroups(report, everything)
@@ -131,7 +134,8 @@ def leftovers_of(pid: int) -> dict[str, list[str]]:
     kernels = [f"{n}: {cmd}" for n, cmd in _kernel_processes() if prefix in cmd and not _zombie(n)]
     groups = [str(p) for p in Path(CGROUP_ROOT).glob(f"*/pixelbox/{prefix}*")]
     groups += [str(p) for p in Path(CGROUP_ROOT).glob(f"pixelbox/{prefix}*")]
-    for key, items in (("directories", dirs), ("kernels", kernels), ("cgroups", groups)):
+    mounts = mounts_under(f"/tmp/{prefix}")
+    for key, items in (("directories", dirs), ("kernels", kernels), ("cgroups", groups), ("mounts", mounts)):
         if items:
             found[key] = items
     containers = _containers_of(pid)

@@ -46,7 +46,9 @@ class SandboxOptions:
     Safe by default: no network, no host environment (only ``env`` reaches the kernel),
     a memory, process and CPU cap, and a default deadline for every execution. ``policy``
     (the RestrictedPython layer) defaults to on for ``local`` and off for ``docker``, where
-    the container is the wall; set it explicitly to force either way.
+    the container is the wall; set it explicitly to force either way. ``workspace_size`` caps
+    everything the kernel can write on the host (workspace, home, IPC directory) when the host
+    runs as root; ``None`` lifts the cap.
     """
 
     backend: BackendName = "auto"
@@ -63,6 +65,7 @@ class SandboxOptions:
     max_outputs: int = 200
     tmpfs_size: int | str = 256 * 1024**2
     max_file_size: int | str = 1024**3
+    workspace_size: int | str | None = 1024**3
     max_open_files: int = 1024
     env: Mapping[str, str] = field(default_factory=dict)
     network: NetworkMode = "none"
@@ -77,6 +80,8 @@ class SandboxOptions:
         object.__setattr__(self, "memory", parse_size(self.memory, "memory"))
         object.__setattr__(self, "tmpfs_size", parse_size(self.tmpfs_size, "tmpfs_size"))
         object.__setattr__(self, "max_file_size", parse_size(self.max_file_size, "max_file_size"))
+        if self.workspace_size is not None:
+            object.__setattr__(self, "workspace_size", parse_size(self.workspace_size, "workspace_size"))
         object.__setattr__(self, "env", dict(self.env))
         object.__setattr__(self, "io", dict(self.io))
 

@@ -111,9 +111,14 @@ def save_bundle(msg_type: str, content: dict[str, Any], out_dir: Path, stem: str
         except (binascii.Error, TypeError, ValueError):
             data[mime] = "[pixelbox: undecodable base64 payload dropped]"
             continue
-        out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / f"{stem}{suffix}"
-        path.write_bytes(raw)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(raw)
+        except OSError as exc:  # the sandbox's disk cap (shared with the kernel) may be full
+            path.unlink(missing_ok=True)
+            data[mime] = f"[pixelbox: {mime} output of {len(raw):,} bytes dropped: not saved ({exc.strerror})]"
+            continue
         files[mime] = str(path)
     kind = "execute_result" if msg_type == "execute_result" else "display_data"
     return Output(type=kind, data=data, files=files, metadata=dict(content.get("metadata") or {}))

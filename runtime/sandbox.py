@@ -91,7 +91,8 @@ class Sandbox:
         self._uid = (
             self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else self._backend.kernel_uid
         )
-        self.layout = Layout.create(self._uid)
+        size = self.options.workspace_size
+        self.layout = Layout.create(self._uid, disk_cap=None if size is None else int(size))
         registry.register(self)
         try:
             self._input_names = self._copy_inputs(inputs)
@@ -521,7 +522,7 @@ class Sandbox:
             image=getattr(backend, "image", None),
             image_id=getattr(backend, "image_id", None),
             policy=self.options.policy_enabled(backend.name),
-            isolation=facts,
+            isolation={**facts, "workspace_quota": self.layout.disk_note or f"{self.layout.disk_cap} bytes (tmpfs)"},
             limits={
                 "memory": int(self.options.memory),
                 "cpus": self.options.cpus,
@@ -530,6 +531,7 @@ class Sandbox:
                 "grace": self.options.grace,
                 "stdout_cap": self.options.stdout_cap,
                 "stderr_cap": self.options.stderr_cap,
+                "workspace_size": self.layout.disk_cap,
             },
             kernel={k: self._ready.get(k) for k in ("version", "protocol", "pid", "uid", "python")},
             workspace=str(self.layout.work),

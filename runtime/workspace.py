@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pixelbox.runtime.errors import WorkspacePathError
+from pixelbox.runtime.mounts import mount_capped, unmount
 
 ROOT_PREFIX = "pbx-"
 KERNEL_WRITABLE = ("ipc", "work", "home")
@@ -28,9 +29,15 @@ KERNEL_WRITABLE = ("ipc", "work", "home")
 
 @dataclass(frozen=True)
 class Layout:
-    """The host paths of one sandbox's directories."""
+    """The host paths of one sandbox's directories.
+
+    ``disk_cap`` is the byte limit in force on the whole tree (a tmpfs, see
+    :mod:`pixelbox.runtime.mounts`), or ``None`` with ``disk_note`` saying why there is none.
+    """
 
     root: Path
+    disk_cap: int | None = None
+    disk_note: str | None = None
 
     @property
     def ipc(self) -> Path:
@@ -53,34 +60,46 @@ class Layout:
         return self.root / "outputs"
 
     @classmethod
-    def create(cls, kernel_uid: int | None, base: str | None = None) -> Layout:
+    def create(cls, kernel_uid: int | None, base: str | None = None, disk_cap: int | None = None) -> Layout:
         """Make the directories; hand the kernel-writable ones to ``kernel_uid``.
 
-        When the host is not root it cannot chown, so those directories are made
-        world-writable instead (the root directory stays private to the host user).
+        With ``disk_cap`` the tree lives on a tmpfs of that many bytes when the host may mount
+        one. When the host is not root it cannot chown, so the kernel-writable directories are
+        made world-writable instead (the root directory stays private to the host user).
         """
         root = Path(tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-", dir=base or "/tmp"))
+        note = "not enforced: no workspace_size was set" if disk_cap is None else mount_capped(root, disk_cap)
         root.chmod(0o711)
-        layout = cls(root)
+        layout = cls(root, disk_cap if note is None else None, note)
+        try:
+            layout._populate(kernel_uid)
+        except BaseException:
+            layout.remove()
+            raise
+        return layout
+
+    def _populate(self, kernel_uid: int | None) -> None:
         for name in (*KERNEL_WRITABLE, "inputs", "outputs"):
-            (root / name).mkdir(mode=0o755)
-        layout.outputs.chmod(0o700)
+            (self.root / name).mkdir(mode=0o755)
+        self.outputs.chmod(0o700)
         for name in KERNEL_WRITABLE:
-            path = root / name
+            path = self.root / name
             if kernel_uid is not None and os.geteuid() == 0:
                 os.chown(path, kernel_uid, kernel_uid)
                 path.chmod(0o700)
             else:
                 path.chmod(0o777)
-        return layout
 
     def remove(self) -> None:
         """Delete everything; never raises (files may belong to another uid).
 
         The kernel shapes the tree: ``shutil.rmtree`` recurses once per directory level and
         dies with ``RecursionError`` on a few thousand nested directories (which a cell makes
-        in milliseconds), so whatever it leaves is removed level by level instead.
+        in milliseconds), so whatever it leaves is removed level by level instead. A capped
+        tree is simply unmounted, which frees it whole.
         """
+        if self.disk_cap is not None:
+            unmount(self.root)
         remove_tree(self.root)
 
 

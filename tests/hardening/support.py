@@ -24,6 +24,7 @@ LIMITS: dict[str, Any] = {
     "grace": 1.0,
     "tmpfs_size": "48m",
     "max_file_size": "64m",
+    "workspace_size": "96m",
     "max_open_files": 256,
     "max_outputs": 40,
     "stdout_cap": 8000,

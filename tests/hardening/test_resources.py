@@ -1,12 +1,15 @@
 """Resource abuse: CPU, memory, processes, threads, disk, output floods and descriptors.
 
 Limits are small (see ``support.LIMITS``: 512 MiB, 64 pids, 48 MiB tmpfs, 64 MiB per file,
-256 descriptors, 40 rich outputs, 8,000 characters per stream) so every bomb ends fast.
+96 MiB of host disk, 256 descriptors, 40 rich outputs, 8,000 characters per stream) so every
+bomb ends fast.
 Expected outcomes: the deadline or limit stops the attack, the agent is told which, the host
 keeps only capped data, and the sandbox answers afterwards (replaced when it had to be).
 """
 
 from __future__ import annotations
+
+import os
 
 from tests.hardening.support import LIMITS, Target, assert_contained, assert_replaced, clear_workspace, message
 
@@ -141,6 +144,59 @@ def test_disk_fill_of_the_workspace_stops_at_the_file_size_limit(target: Target)
     result = target.run(code)
     assert_contained(result, r"File too large")
     assert (target.sb.layout.work / "fill.bin").stat().st_size <= 64 * 1024**2
+    clear_workspace(target)
+
+
+WORKSPACE_CAP = 96 * 1024**2
+
+
+def test_disk_fill_with_many_files_stops_at_the_workspace_cap(target: Target) -> None:
+    """Each file stays under the per-file limit; together they would fill the host's disk."""
+    code = """
+    written = 0
+    try:
+        for i in range(40):
+            with open(f'fill_{i}.bin', 'wb') as handle:
+                for _ in range(8):
+                    handle.write(bytes(1024 * 1024))
+                    handle.flush()
+                    written += 1
+    except OSError as exc:
+        print('STOPPED', repr(exc))
+    print('MiB', written)
+    """
+    result = target.run(code, timeout=30)
+    assert_contained(result, r"No space left on device")
+    assert target.sb.info.isolation["workspace_quota"] == f"{WORKSPACE_CAP} bytes (tmpfs)"
+    on_host = sum(entry.stat().st_size for entry in os.scandir(target.sb.layout.work))
+    assert on_host <= WORKSPACE_CAP and int(result.stdout.split()[-1]) < 96
+    show = "from IPython.display import display\nfrom PIL import Image\ndisplay(Image.new('RGB', (64, 64)))"
+    shown = target.run(show)
+    assert shown.status == "ok", message(shown)  # the host could not store the image either: it says so
+    assert "dropped: not saved (No space left on device)" in shown.outputs[0].data["image/png"]
+    clear_workspace(target)
+    assert target.run("open('after.txt', 'w').write('x')\nprint('usable')").stdout == "usable\n"
+    clear_workspace(target)
+
+
+def test_inode_exhaustion_stops_at_the_workspace_cap(target: Target) -> None:
+    code = """
+    import os
+    os.mkdir('many')
+    made = 0
+    try:
+        for i in range(20_000):
+            open(f'many/{i}', 'w').close()
+            made += 1
+    except OSError as exc:
+        print('STOPPED', repr(exc))
+    print('files', made)
+    """
+    result = target.run(code, timeout=60)
+    assert_contained(result, r"No space left on device")
+    assert int(result.stdout.split()[-1]) < 20_000
+    clear_workspace(target)
+    assert target.run("open('after.txt', 'w').write('x')\nprint('usable')").stdout == "usable\n"
     clear_workspace(target)
 
 

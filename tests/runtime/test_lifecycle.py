@@ -16,6 +16,7 @@ from conftest import require_backend
 
 from pixelbox.runtime import AsyncSandbox, Sandbox, SandboxClosed
 from pixelbox.runtime.cleanup import remove_orphans
+from pixelbox.runtime.mounts import mounts_under
 from pixelbox.runtime.workspace import ROOT_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,9 +73,10 @@ def test_closed_sandbox_refuses_work_and_removes_its_files() -> None:
     sb = Sandbox(backend="local")
     root = sb.layout.root
     assert root.exists()
+    assert mounts_under(str(root)) == ([str(root)] if os.geteuid() == 0 else [])  # the capped tmpfs
     sb.close()
     sb.close()
-    assert not root.exists()
+    assert not root.exists() and mounts_under(str(root)) == []
     with pytest.raises(SandboxClosed):
         sb.execute("1")
 
@@ -99,9 +101,10 @@ def test_cleanup_removes_what_a_killed_host_left_behind(backend: dict[str, Any])
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert root.exists(), "a SIGKILLed host cannot clean up after itself"
+    assert mounts_under(str(root)) == ([str(root)] if os.geteuid() == 0 else [])
     report = remove_orphans()
     assert str(root) in report.directories
-    assert not root.exists()
+    assert not root.exists() and mounts_under(str(root)) == []
     if backend["backend"] == "docker":
         assert len(report.containers) >= 1
     else:

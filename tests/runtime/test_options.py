@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pixelbox.runtime import OptionsError, SandboxOptions
+from pixelbox.runtime import OptionsError, Sandbox, SandboxOptions
 from pixelbox.runtime.backends.base import describe_exit
+from pixelbox.runtime.mounts import _unescape, mounts_under
 from pixelbox.runtime.outputs import CappedText, strip_ansi
 
 
@@ -22,6 +23,7 @@ from pixelbox.runtime.outputs import CappedText, strip_ansi
         ("env", {"BAD-NAME": "x"}, "not a valid environment variable name"),
         ("env", {"N": 3}, "must be a string"),
         ("env", {"PIXELBOX_X": "1"}, "reserved"),
+        ("workspace_size", "huge", "workspace_size='huge' is not a size"),
     ],
 )
 def test_bad_options_are_rejected_with_a_clear_message(field: str, value: object, message: str) -> None:
@@ -37,6 +39,19 @@ def test_sizes_are_parsed_and_env_values_are_withheld_from_info() -> None:
     assert "secret" not in str(options.to_dict())
     assert options.policy_enabled("local") and not options.policy_enabled("docker")
     assert SandboxOptions(policy=True).policy_enabled("docker")
+    assert SandboxOptions(workspace_size="256m").workspace_size == 256 * 1024**2
+    assert SandboxOptions(workspace_size=None).workspace_size is None
+
+
+def test_mount_points_are_read_back_unescaped() -> None:
+    assert _unescape(r"/tmp/with\040space\011tab\134slash") == "/tmp/with space\ttab\\slash"
+    assert "/" in mounts_under("/") and mounts_under("/no/such/prefix") == []
+
+
+def test_uncapped_sandbox_says_why() -> None:
+    with Sandbox(backend="local", workspace_size=None) as sb:
+        assert sb.info.isolation["workspace_quota"] == "not enforced: no workspace_size was set"
+        assert sb.info.limits["workspace_size"] is None and mounts_under(str(sb.layout.root)) == []
 
 
 def test_capped_text_keeps_head_and_tail() -> None:

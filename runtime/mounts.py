@@ -1,0 +1,85 @@
+"""A size-capped tmpfs under each sandbox's directories: the kernel cannot fill the host's disk.
+
+The workspace is shared with the host, so a container's read-only root and capped ``/tmp`` do
+not bound it: without a cap, a cell that writes file after file fills the disk under ``/tmp``
+for every process on the machine. When the host may mount (it runs as root), each sandbox's
+directory becomes its own tmpfs with a byte and an inode limit; writes beyond them fail with
+``ENOSPC`` in the kernel. Pages written by the kernel are also charged to its memory cgroup,
+so the space is bounded by the memory limit too. Unmounting frees everything at once, however
+deep the tree the kernel built.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+from pathlib import Path
+
+_MS_NOSUID = 0x2
+_MS_NODEV = 0x4
+_MNT_DETACH = 0x2
+BYTES_PER_INODE = 16 * 1024
+"""One inode per 16 KiB of quota (65,536 files for 1 GiB): empty files cost kernel memory too."""
+MIN_INODES = 4096
+
+_libc: ctypes.CDLL | None = None
+
+
+def _c() -> ctypes.CDLL:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def inodes_for(size: int) -> int:
+    """The inode limit that goes with a byte limit."""
+    return max(MIN_INODES, size // BYTES_PER_INODE)
+
+
+def mount_capped(path: Path, size: int, mode: int = 0o711) -> str | None:
+    """Mount a tmpfs of ``size`` bytes on the empty directory ``path``.
+
+    Returns ``None`` when the cap is in force, else why not (the caller reports it in
+    ``Sandbox.info``; the sandbox still works, without the cap).
+    """
+    if os.geteuid() != 0:
+        return f"not enforced: mounting a tmpfs needs root (the host runs as uid {os.geteuid()})"
+    options = f"size={size},nr_inodes={inodes_for(size)},mode={mode:o}".encode()
+    if _c().mount(b"tmpfs", os.fsencode(path), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
+        code = ctypes.get_errno()
+        name = errno.errorcode.get(code, str(code))
+        return f"not enforced: mounting a tmpfs on {path} failed ({name}: {os.strerror(code)})"
+    return None
+
+
+def unmount(path: Path) -> bool:
+    """Detach the mount at ``path`` (lazily, so a container still using it is no obstacle).
+
+    Returns whether something was mounted there; never raises.
+    """
+    return _c().umount2(os.fsencode(path), _MNT_DETACH) == 0
+
+
+def mounts_under(prefix: str) -> list[str]:
+    """Mount points of this mount namespace whose path starts with ``prefix``."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    points = [_unescape(line.split()[4]) for line in lines if len(line.split()) > 4]
+    return [point for point in points if point.startswith(prefix)]
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes (``\\040``)."""
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
