@@ -64,6 +64,8 @@ class _Collector(ast.NodeVisitor):
         self.source = source
         self.edits: list[Edit] = []
         self.skipped: list[int] = []
+        self.written_through: set[int] = set()
+        """ids of ``x.T`` nodes that a store or delete writes through (``x.T[i] = v``)."""
 
     # -- positions ---------------------------------------------------------------------------
     def offset(self, lineno: int, col_bytes: int) -> int:
@@ -94,12 +96,13 @@ class _Collector(ast.NodeVisitor):
 
         Before Python 3.12 some f-string positions are wrong (nested quotes, multi-line strings);
         a field is instrumented only when the text at its position parses back to the same tree.
-        Fields that fail the check are left alone and listed in ``skipped``.
+        Fields that fail the check are left alone and listed in ``skipped``, and so are
+        self-documenting fields (``{expr=}``), which print their own source text.
         """
         for part in node.values:
             if not isinstance(part, ast.FormattedValue):
                 continue
-            if self._positions_hold(part.value):
+            if self._positions_hold(part.value) and not self._prints_itself(part.value):
                 self.visit(part.value)
             else:
                 self.skipped.append(part.value.lineno)
@@ -113,6 +116,18 @@ class _Collector(ast.NodeVisitor):
         except SyntaxError:
             return False
         return ast.dump(parsed) == ast.dump(value)
+
+    def _prints_itself(self, value: ast.expr) -> bool:
+        _, end = self.span(value)
+        rest = self.source[end : end + 80].lstrip()
+        return rest.startswith("=") and not rest.startswith("==")
+
+    def visit_match_case(self, node: ast.match_case) -> None:
+        """Patterns are matched, not run: ``case E.T:`` or ``case 1 - 2j:`` must stay as written."""
+        if node.guard is not None:
+            self.visit(node.guard)
+        for stmt in node.body:
+            self.visit(stmt)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.visit(node.target)
@@ -145,10 +160,12 @@ class _Collector(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, ast.Load):
             self.wrap(node.value, f"{RECORDER_NAME}.s(", self.site(node))
-        elif isinstance(node.value, ast.Attribute) and node.value.attr == "T":
-            self.generic_visit(node.value)  # ``a.T[i] = v`` writes through the view: no transpose to record
-            self.visit(node.slice)
-            return
+        else:  # ``a.T[i] = v``, ``a.T[i][j] = v``: written through the view, no transpose to record
+            base = node.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Attribute) and base.attr == "T":
+                self.written_through.add(id(base))
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -156,7 +173,7 @@ class _Collector(ast.NodeVisitor):
 
         Left alone when the dot and the ``T`` are on different lines (lines must not move).
         """
-        if node.attr == "T" and isinstance(node.ctx, ast.Load):
+        if node.attr == "T" and isinstance(node.ctx, ast.Load) and id(node) not in self.written_through:
             _, value_end = self.span(node.value)
             start, end = self.span(node)
             dot = _find_operator(self.source, value_end, end, ".")

@@ -195,6 +195,44 @@ def test_transposes_become_recorder_calls_without_moving_lines() -> None:
     ]
 
 
+def test_self_documenting_fstring_fields_print_the_agents_text() -> None:
+    plain, traced = run_both(
+        """
+        import numpy as np
+        a = np.zeros((2, 3))
+        text = f"{a.T.shape=} {len(a) = } {a.T.shape}"
+        """
+    )
+    assert traced["text"] == plain["text"] == "a.T.shape=(3, 2) len(a) = 2 (3, 2)"
+
+
+def test_match_patterns_are_left_as_written() -> None:
+    plain, traced = run_both(
+        """
+        import enum
+        import numpy as np
+        class E(enum.Enum):
+            T = 1
+        a = np.zeros((2, 3))
+        seen = []
+        for value in (E.T, {E.T: a}, 1 - 2j):
+            match value:
+                case E.T:
+                    seen.append("member")
+                case {E.T: w} if w.T.shape == (3, 2):
+                    seen.append("mapping")
+                case 1 - 2j:
+                    seen.append("complex")
+        """
+    )
+    assert traced["seen"] == plain["seen"] == ["member", "mapping", "complex"]
+
+
+def test_writes_through_a_transposed_view_are_not_reads() -> None:
+    code = instrument("b.T[0][1] = 3\nb.T[:, 0][1] = 3\ndel b.T[0]\n").code
+    assert f"{RECORDER_NAME}.t(" not in code
+
+
 def test_syntax_error_returns_original_code() -> None:
     source = "x = (1,\nprint(x)\n"
     result = instrument(source)

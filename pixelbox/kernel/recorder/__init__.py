@@ -1,7 +1,8 @@
 """In-kernel trace recorder: records the image operations a cell actually executes.
 
-Only the standard library, numpy, PIL and cv2 are imported here (scipy, scikit-image and
-matplotlib entries are resolved once the agent imports them).
+Only the standard library is imported here: NumPy, Pillow, OpenCV, SciPy, scikit-image and
+matplotlib entries are resolved once the agent imports them (see ``libs``), so the recorder
+costs kernel start nothing.
 
 Public surface for other in-kernel layers:
 

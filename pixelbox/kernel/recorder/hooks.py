@@ -25,7 +25,9 @@ EXEC_KEY = "pixelbox.exec"
 """Metadata key under which the host sends its own execution index, so events number like results."""
 _RECORDER_DIR = str(Path(__file__).resolve().parent)
 _is_recorder_frame = under(_RECORDER_DIR)
-_ORIGINAL_METHODS = {name: Recorder.__dict__[name] for name in ("c", "s", "sub", "inv", "gt", "ge", "lt", "le", "tool")}
+_ORIGINAL_METHODS = {
+    name: Recorder.__dict__[name] for name in ("c", "s", "t", "sub", "inv", "gt", "ge", "lt", "le", "tool")
+}
 
 Publisher = Callable[[str, Any], None]
 

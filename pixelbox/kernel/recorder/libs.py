@@ -5,7 +5,8 @@ half a second, paid by every sandbox whether or not its code ever touches an ima
 library is loaded no value of its types can exist, so the recorder checks against :class:`Absent`
 (a type nothing is an instance of) and the answers stay exact. An import hook rebinds the names
 right after the library loads (by the agent's code or another layer), before control returns
-to the importing code.
+to the importing code, and again after every reload (a reloaded ``PIL.Image`` has a new
+``Image`` class).
 
 Read the names through the module (``libs.ndarray``), never ``from libs import ndarray``: that
 would copy the stand-in.
@@ -59,8 +60,8 @@ def watch() -> None:
     if _watcher is not None:
         return
     _watcher = Patcher()
-    _watcher.when_imported("numpy", _bind_numpy)
-    _watcher.when_imported("PIL.Image", _bind_pillow)
+    _watcher.when_imported("numpy", _bind_numpy, every_load=True)
+    _watcher.when_imported("PIL.Image", _bind_pillow, every_load=True)
 
 
 watch()
