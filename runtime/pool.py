@@ -5,9 +5,10 @@ scrubbed in place. A fresh container (or kernel process with a fresh workspace) 
 reset that provably clears variables, files, background threads and child processes, and
 its cost is paid by the background refill, not by the caller of :meth:`acquire`. It is also
 no slower: ``benchmarks/bench_runtime.py`` times an in-place reset (restart the kernel, empty
-the workspace, first result) beside a fresh sandbox's cold start, and on docker the in-place
-reset is the slower one, since it must stop the old container before starting the new one
-(runc 0.93 s vs 0.64 s, runsc 2.66 s vs 1.54 s, local 0.38 s vs 0.44 s at the median).
+the workspace, first result) beside a fresh sandbox's cold start, and the in-place reset is
+the slower one on every backend: it must stop the old kernel (on docker, the old container's
+kernel) before starting the new one (runc 0.49 s vs 0.41 s, runsc 1.77 s vs 1.60 s, local
+0.38 s vs 0.30 s at the median).
 Before a sandbox joins the ready queue its kernel has answered the Jupyter handshake
 (``kernel_info`` on the shell and iopub channels), which is the health check.
 """

@@ -106,66 +106,54 @@ def test_thread_bomb(target: Target) -> None:
         target.run("stop.set()")
 
 
-def test_disk_fill_of_the_temp_directory(target: Target) -> None:
-    code = """
-    import tempfile, os
-    path = os.path.join(tempfile.gettempdir(), 'fill.bin')
-    written = 0
+WORKSPACE_CAP = 96 * 1024**2
+
+
+def filler(paths: str, mib_each: int, keep: bool = False) -> str:
+    """A cell writing 1 MiB at a time to each file in ``paths`` (a Python expression) until the
+    disk says no; it prints the MiB written and removes the files unless ``keep``."""
+    cleanup = "pass" if keep else "for path in made: os.remove(path)"
+    return f"""
+    import os, tempfile
+    written, made = 0, []
     try:
-        with open(path, 'wb') as handle:
-            for i in range(200):
-                handle.write(bytes(1024 * 1024))
-                handle.flush()
-                written += 1
+        for path in {paths}:
+            made.append(path)
+            with open(path, 'wb') as handle:
+                for _ in range({mib_each}):
+                    handle.write(bytes(1024 * 1024))
+                    handle.flush()
+                    written += 1
     except OSError as exc:
         print('STOPPED', repr(exc))
-    os.remove(path)
+    {cleanup}
     print('MiB', written)
     """
-    result = target.run(code)
+
+
+def assert_usable_after_clearing(target: Target) -> None:
+    clear_workspace(target)
+    assert target.run("open('after.txt', 'w').write('x')\nprint('usable')").stdout == "usable\n"
+    clear_workspace(target)
+
+
+def test_disk_fill_of_the_temp_directory(target: Target) -> None:
+    result = target.run(filler("[os.path.join(tempfile.gettempdir(), 'fill.bin')]", 200))
     reason = r"File too large" if not target.docker else r"No space left on device"
     assert_contained(result, reason)
     assert int(result.stdout.split()[-1]) <= 64
 
 
 def test_disk_fill_of_the_workspace_stops_at_the_file_size_limit(target: Target) -> None:
-    code = """
-    written = 0
-    try:
-        with open('fill.bin', 'wb') as handle:
-            for i in range(200):
-                handle.write(bytes(1024 * 1024))
-                handle.flush()
-                written += 1
-    except OSError as exc:
-        print('STOPPED', repr(exc))
-    print('MiB', written)
-    """
-    result = target.run(code)
+    result = target.run(filler("['fill.bin']", 200, keep=True))
     assert_contained(result, r"File too large")
     assert (target.sb.layout.work / "fill.bin").stat().st_size <= 64 * 1024**2
-    clear_workspace(target)
-
-
-WORKSPACE_CAP = 96 * 1024**2
+    assert_usable_after_clearing(target)
 
 
 def test_disk_fill_with_many_files_stops_at_the_workspace_cap(target: Target) -> None:
     """Each file stays under the per-file limit; together they would fill the host's disk."""
-    code = """
-    written = 0
-    try:
-        for i in range(40):
-            with open(f'fill_{i}.bin', 'wb') as handle:
-                for _ in range(8):
-                    handle.write(bytes(1024 * 1024))
-                    handle.flush()
-                    written += 1
-    except OSError as exc:
-        print('STOPPED', repr(exc))
-    print('MiB', written)
-    """
-    result = target.run(code, timeout=30)
+    result = target.run(filler("[f'fill_{i}.bin' for i in range(40)]", 8, keep=True), timeout=30)
     assert_contained(result, r"No space left on device")
     assert target.sb.info.isolation["workspace_quota"] == f"{WORKSPACE_CAP} bytes (tmpfs)"
     on_host = sum(entry.stat().st_size for entry in os.scandir(target.sb.layout.work))
@@ -174,9 +162,7 @@ def test_disk_fill_with_many_files_stops_at_the_workspace_cap(target: Target) ->
     shown = target.run(show)
     assert shown.status == "ok", message(shown)  # the host could not store the image either: it says so
     assert "dropped: not saved (No space left on device)" in shown.outputs[0].data["image/png"]
-    clear_workspace(target)
-    assert target.run("open('after.txt', 'w').write('x')\nprint('usable')").stdout == "usable\n"
-    clear_workspace(target)
+    assert_usable_after_clearing(target)
 
 
 def test_inode_exhaustion_stops_at_the_workspace_cap(target: Target) -> None:
@@ -195,9 +181,7 @@ def test_inode_exhaustion_stops_at_the_workspace_cap(target: Target) -> None:
     result = target.run(code, timeout=60)
     assert_contained(result, r"No space left on device")
     assert int(result.stdout.split()[-1]) < 20_000
-    clear_workspace(target)
-    assert target.run("open('after.txt', 'w').write('x')\nprint('usable')").stdout == "usable\n"
-    clear_workspace(target)
+    assert_usable_after_clearing(target)
 
 
 def test_stdout_and_stderr_floods_are_capped(target: Target) -> None:
