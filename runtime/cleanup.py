@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,35 +50,48 @@ def _orphaned(owner: int, everything: bool) -> bool:
     return everything or (owner != os.getpid() and not _pid_alive(owner))
 
 
+Owned = Callable[[int], bool]
+"""Whether resources whose owner pid is the argument are to be removed."""
+
+
 def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupReport:
     """Remove pixelbox resources whose owning process is dead (or all of them).
 
     ``everything=True`` also removes resources of live processes other than this one's
     callers' expectations: use it only when no pixelbox run is active on the machine.
     """
+    return _remove(lambda owner: _orphaned(owner, everything), tmp)
+
+
+def remove_leftovers_of(pid: int, tmp: str = "/tmp") -> CleanupReport:
+    """Remove what the (dead) process ``pid`` left, and nothing of anyone else's."""
+    return _remove(lambda owner: owner == pid, tmp)
+
+
+def _remove(owned: Owned, tmp: str) -> CleanupReport:
     report = CleanupReport()
-    _remove_containers(report, everything)
-    _kill_kernels(report, everything)
+    _remove_containers(report, owned)
+    _kill_kernels(report, owned)
     _wait_gone(report.processes)
     for entry in Path(tmp).glob(f"{ROOT_PREFIX}*-*"):
         match = _OWNER.search(str(entry) + "/")
-        if match and entry.is_dir() and _orphaned(int(match.group(1)), everything):
+        if match and entry.is_dir() and owned(int(match.group(1))):
             for point in [*sorted(mounts_under(f"{entry}/"), reverse=True), str(entry)]:
                 unmount(Path(point))
             remove_tree(entry)
             report.directories.append(str(entry))
-    _remove_cgroups(report, everything)
+    _remove_cgroups(report, owned)
     return report
 
 
-def _remove_cgroups(report: CleanupReport, everything: bool) -> None:
+def _remove_cgroups(report: CleanupReport, owned: Owned) -> None:
     """Empty control groups of dead local kernels (their processes are killed above)."""
     for group in [
         *Path(CGROUP_ROOT).glob(f"*/pixelbox/{ROOT_PREFIX}*"),
         *Path(CGROUP_ROOT).glob(f"pixelbox/{ROOT_PREFIX}*"),
     ]:
         match = _OWNER.search(f"/{group.name}/")
-        if match and _orphaned(int(match.group(1)), everything):
+        if match and owned(int(match.group(1))):
             try:
                 group.rmdir()
                 report.directories.append(str(group))
@@ -92,7 +106,7 @@ def _wait_gone(pids: list[int], limit: float = 5.0) -> None:
         time.sleep(0.02)
 
 
-def _remove_containers(report: CleanupReport, everything: bool) -> None:
+def _remove_containers(report: CleanupReport, owned: Owned) -> None:
     from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, docker_client
     from pixelbox.runtime.errors import BackendUnavailable
 
@@ -103,7 +117,7 @@ def _remove_containers(report: CleanupReport, everything: bool) -> None:
         return
     for container in client.containers.list(all=True, filters={"label": LABEL}):
         owner = int(container.labels.get(OWNER_LABEL, "0") or 0)
-        if _orphaned(owner, everything):
+        if owned(owner):
             try:
                 container.remove(force=True)
                 report.containers.append(container.name)
@@ -111,10 +125,10 @@ def _remove_containers(report: CleanupReport, everything: bool) -> None:
                 report.errors.append(f"container {container.name}: {exc}")
 
 
-def _kill_kernels(report: CleanupReport, everything: bool) -> None:
+def _kill_kernels(report: CleanupReport, owned: Owned) -> None:
     for pid, cmdline in _kernel_processes():
         match = _OWNER.search(cmdline)
-        if match and _orphaned(int(match.group(1)), everything):
+        if match and owned(int(match.group(1))):
             try:
                 os.kill(int(pid), signal.SIGKILL)
                 report.processes.append(int(pid))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +12,7 @@ import time
 from pathlib import Path
 
 from pixelbox.harness.traces import read_trace
+from pixelbox.runtime.cleanup import remove_leftovers_of
 from tests.harness.episodes import task_image
 
 TASKS = 6
@@ -63,28 +62,9 @@ def finished(out: Path) -> list[str]:
 
 
 def reap(owner: int) -> None:
-    """Remove what the killed run left (its kernels, workspaces and cgroups), as `pixelbox cleanup` would.
-
-    Only the killed process's own resources are touched, so other test sessions are left alone.
-    """
-    marker = f"/tmp/pbx-{owner}-"
-    kernels = []
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
-            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                os.kill(int(entry.name), signal.SIGKILL)
-                kernels.append(entry)
-    deadline = time.monotonic() + 10
-    while any(k.exists() for k in kernels) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for leftover in Path("/tmp").glob(f"pbx-{owner}-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
-    for group in [
-        *Path("/sys/fs/cgroup").glob(f"*/pixelbox/pbx-{owner}-*"),
-        *Path("/sys/fs/cgroup/pixelbox").glob(f"pbx-{owner}-*"),
-    ]:
-        with contextlib.suppress(OSError):
-            group.rmdir()
+    """Remove what the killed run left (its kernels, containers, workspaces and cgroups), as
+    `pixelbox cleanup` would, touching nothing of other test sessions."""
+    remove_leftovers_of(owner)
 
 
 def digest(path: Path) -> str:
