@@ -642,7 +642,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = QUICK if args.quick else FULL
-    load_at_start = os.getloadavg()
     facts = {"machine": machine_facts(), **docker_facts()}  # before the run: the sources it started from
     results: dict[str, dict[str, Any]] = {}
     skipped: dict[str, str] = {}
@@ -661,8 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     data = {
         "benchmark": "runtime",
         "mode": "quick" if args.quick else "full",
-        "load_average_at_start": load_at_start,
-        "load_average_at_end": os.getloadavg(),
+        "load_average_at_end": os.getloadavg(),  # the one at the start is in "machine"
         **facts,
         "results": results,
         "skipped": skipped,

@@ -40,8 +40,6 @@ dispatcher: Any = Absent
 pil_image: Any = Absent
 """``PIL.Image.Image``."""
 
-_watcher: Patcher | None = None
-
 
 def _bind_numpy(numpy: ModuleType) -> None:
     global ndarray, integer, ufunc, dispatcher
@@ -54,14 +52,6 @@ def _bind_pillow(image_module: ModuleType) -> None:
     pil_image = image_module.Image
 
 
-def watch() -> None:
-    """Bind the types of loaded libraries now and of the others as soon as they load (idempotent)."""
-    global _watcher
-    if _watcher is not None:
-        return
-    _watcher = Patcher()
-    _watcher.when_imported("numpy", _bind_numpy, every_load=True)
-    _watcher.when_imported("PIL.Image", _bind_pillow, every_load=True)
-
-
-watch()
+_WATCHER = Patcher()
+_WATCHER.when_imported("numpy", _bind_numpy, every_load=True)
+_WATCHER.when_imported("PIL.Image", _bind_pillow, every_load=True)
