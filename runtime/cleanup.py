@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pixelbox.runtime.backends.cgroups import V1_ROOT as CGROUP_ROOT
+from pixelbox.runtime.backends.cgroups import remove_group
 from pixelbox.runtime.mounts import mounts_under, unmount
 from pixelbox.runtime.workspace import ROOT_PREFIX, remove_tree
 
@@ -85,18 +86,18 @@ def _remove(owned: Owned, tmp: str) -> CleanupReport:
 
 
 def _remove_cgroups(report: CleanupReport, owned: Owned) -> None:
-    """Empty control groups of dead local kernels (their processes are killed above)."""
+    """Control groups of dead local kernels and removed containers (their processes are gone)."""
     for group in [
         *Path(CGROUP_ROOT).glob(f"*/pixelbox/{ROOT_PREFIX}*"),
         *Path(CGROUP_ROOT).glob(f"pixelbox/{ROOT_PREFIX}*"),
     ]:
         match = _OWNER.search(f"/{group.name}/")
         if match and owned(int(match.group(1))):
-            try:
-                group.rmdir()
+            error = remove_group(group)
+            if error:
+                report.errors.append(error)
+            else:
                 report.directories.append(str(group))
-            except OSError as exc:
-                report.errors.append(f"cgroup {group}: {exc.strerror}")
 
 
 def _wait_gone(pids: list[int], limit: float = 5.0) -> None:

@@ -1,9 +1,15 @@
-"""Per-kernel control groups for the local backend: real memory, CPU and process limits.
+"""Per-kernel control groups: real limits for local kernels, OOM evidence for containers.
 
 rlimits alone are a weak stand-in: RLIMIT_AS caps *virtual* memory (which breaks libraries
 that reserve large address ranges) and ends a memory bomb as a MemoryError rather than the
 OOM kill a container would report. When the host runs as root and cgroups are mounted, each
 local kernel gets its own group, in cgroup v1 (one hierarchy per controller) or v2 (unified).
+
+A container's own group vanishes as soon as it exits, and Docker's ``OOMKilled`` flag comes
+from a shim that drops the kill when that group is already gone (often under gVisor on a
+busy host). So a container can run *inside* a pixelbox group that holds its memory limit:
+that group outlives the container and records the kill (v2: ``memory.events``; v1: an
+eventfd on ``memory.oom_control``, since v1 counts kills only in the victim's own group).
 """
 
 from __future__ import annotations
@@ -19,30 +25,41 @@ CFS_PERIOD_US = 100_000
 
 
 class KernelCgroup:
-    """The cgroup(s) of one local kernel; create, join (from the child), inspect, remove."""
+    """The cgroup(s) of one kernel, or of one container's parent: create, inspect, remove."""
 
-    def __init__(self, name: str, memory: int, cpus: float, pids: int) -> None:
+    def __init__(self, name: str, memory: int, cpus: float | None = None, pids: int | None = None) -> None:
         self.name = name
         self.unified = (V1_ROOT / "cgroup.controllers").exists()
         self.dirs: dict[str, Path] = {}
         self._settings = self._plan(memory, cpus, pids)
+        self._oom_events: int | None = None
+        self._oom_seen = False
 
-    def _plan(self, memory: int, cpus: float, pids: int) -> dict[str, dict[str, str]]:
-        quota = str(int(cpus * CFS_PERIOD_US))
+    def _plan(self, memory: int, cpus: float | None, pids: int | None) -> dict[str, dict[str, str]]:
+        """The files to write per controller; ``None`` leaves that limit to someone else."""
+        quota = None if cpus is None else str(int(cpus * CFS_PERIOD_US))
         if self.unified:
-            return {
-                "": {
-                    "memory.max": str(memory),
-                    "memory.swap.max": "0",
-                    "pids.max": str(pids),
-                    "cpu.max": f"{quota} {CFS_PERIOD_US}",
-                }
-            }
-        return {
-            "memory": {"memory.limit_in_bytes": str(memory), "memory.memsw.limit_in_bytes": str(memory)},
-            "cpu": {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": quota},
-            "pids": {"pids.max": str(pids)},
-        }
+            unified = {"memory.max": str(memory), "memory.swap.max": "0"}
+            if pids is not None:
+                unified["pids.max"] = str(pids)
+            if quota is not None:
+                unified["cpu.max"] = f"{quota} {CFS_PERIOD_US}"
+            return {"": unified}
+        plan = {"memory": {"memory.limit_in_bytes": str(memory), "memory.memsw.limit_in_bytes": str(memory)}}
+        if quota is not None:
+            plan["cpu"] = {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": quota}
+        if pids is not None:
+            plan["pids"] = {"pids.max": str(pids)}
+        return plan
+
+    @property
+    def path(self) -> str:
+        """The group's path as a container runtime names a cgroup parent."""
+        return f"/{GROUP}/{self.name}"
+
+    def memory_dir(self) -> Path | None:
+        """The directory holding the memory controller's files, once created."""
+        return self.dirs.get("" if self.unified else "memory")
 
     def create(self) -> list[str]:
         """Make the groups and write the limits; return the limits that could be applied."""
@@ -69,30 +86,87 @@ class KernelCgroup:
         """The ``cgroup.procs`` files a child writes its pid into before exec."""
         return [str(path / "cgroup.procs") for path in self.dirs.values()]
 
+    def adopt_children(self) -> None:
+        """cgroup v2: hand memory, cpu and pids on to child groups (a container's own)."""
+        path = self.memory_dir()
+        if self.unified and path is not None:
+            with contextlib.suppress(OSError):
+                (path / "cgroup.subtree_control").write_text("+memory +cpu +pids")
+
+    def watch_oom(self) -> bool:
+        """cgroup v1: count OOM events of this group and its children in an eventfd.
+
+        v1 increments ``oom_kill`` only in the victim's own group, which for a container is
+        a child that is removed when it exits; the eventfd fires on the group that hit its
+        limit (this one) and is read after the child is gone. v2 needs no watch.
+        """
+        path = self.memory_dir()
+        if self.unified or path is None:
+            return path is not None
+        event = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        control = os.open(path / "memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            (path / "cgroup.event_control").write_text(f"{event} {control}")
+        except OSError:
+            os.close(event)
+            return False
+        finally:
+            os.close(control)
+        self._oom_events = event
+        return True
+
     def oom_killed(self) -> bool:
-        """Whether the kernel's group saw an OOM kill."""
-        path = self.dirs.get("" if self.unified else "memory")
+        """Whether this group (or, with :meth:`watch_oom`, a child) saw an OOM kill."""
+        if self._oom_events is not None and not self._oom_seen:
+            with contextlib.suppress(BlockingIOError):
+                self._oom_seen = os.eventfd_read(self._oom_events) > 0
+        if self._oom_seen:
+            return True
+        path = self.memory_dir()
         if path is None:
             return False
         source = path / ("memory.events" if self.unified else "memory.oom_control")
         with contextlib.suppress(OSError):
             for line in source.read_text().splitlines():
                 key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
+                if key in ("oom", "oom_kill") and int(value) > 0:
                     return True
         return False
 
     def remove(self) -> None:
-        """Delete the groups (they must be empty: kill the processes first)."""
-        for path in self.dirs.values():
-            for _ in range(50):
-                try:
-                    path.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)
+        """Delete the groups, including those a container runtime made in other controllers.
+
+        They must be empty: kill the processes (or remove the container) first.
+        """
+        if self._oom_events is not None:
+            os.close(self._oom_events)
+            self._oom_events = None
+        made_by_runtime = [] if self.unified else list(V1_ROOT.glob(f"*/{GROUP}/{self.name}"))
+        for path in {*self.dirs.values(), *made_by_runtime}:
+            remove_group(path)
+
+
+def remove_group(path: Path, patience: float = 1.0) -> str | None:
+    """Delete a cgroup and any groups nested in it, deepest first; return the error, if any.
+
+    A container runtime does not always remove its container's group (a sandbox killed
+    mid-flight, a frozen process), so the empty groups left inside pixelbox's are removed
+    with it. A group whose last process is still exiting is retried for ``patience`` seconds.
+    """
+    nested = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
+    deadline = time.monotonic() + patience
+    for group in [*nested, path]:
+        while True:
+            try:
+                group.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError as exc:
+                if time.monotonic() >= deadline:
+                    return f"cgroup {group}: {exc.strerror}"
+                time.sleep(0.02)
+    return None
 
 
 def _enable_controllers(root: Path, base: Path) -> None:

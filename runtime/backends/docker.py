@@ -17,6 +17,7 @@ import uuid
 from typing import Any
 
 from pixelbox.runtime.backends.base import KERNEL_COMMAND, Backend, KernelHandle, KernelPaths, describe_exit
+from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.errors import BackendUnavailable, ImageMissing
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout
@@ -31,6 +32,10 @@ RUNSC_PIDS_HEADROOM = 64
 """gVisor's own host threads (sentry, gofer, one stub per guest task on the ptrace platform)
 count against the container's pids cgroup; without headroom a limit of 64 stops the kernel
 from starting at all. Added under runsc so ``pids`` means about the same for model code."""
+BACKSTOP_MARGIN = 4 * 1024**2
+"""When a pixelbox group holds the memory limit, the container's own limit is this much higher:
+the group then always hits its limit first (so the kill is recorded there), and the container
+limit still holds if the engine ignored the group."""
 _clients: dict[str, Any] = {}
 _clients_lock = threading.Lock()
 
@@ -58,11 +63,16 @@ REMOVE_PATIENCE_S = 30.0
 
 
 class DockerHandle(KernelHandle):
-    """A running kernel container, watched by a thread blocked in ``container.wait()``."""
+    """A running kernel container, watched by a thread blocked in ``container.wait()``.
 
-    def __init__(self, container: Any, memory: int) -> None:
+    ``group`` is the pixelbox cgroup the container runs in (its memory limit and OOM record),
+    when the host can make one.
+    """
+
+    def __init__(self, container: Any, memory: int, group: KernelCgroup | None = None) -> None:
         self.container = container
         self.memory = memory
+        self.group = group
         self.exited = threading.Event()
         self.exit_code: int | None = None
         self._reason: str | None = None
@@ -88,6 +98,7 @@ class DockerHandle(KernelHandle):
                 self.exit_code = state.get("ExitCode", self.exit_code)
             except Exception:
                 pass
+            oom = oom or (self.group is not None and self.group.oom_killed())
             self._reason = describe_exit(self.exit_code, oom=oom, memory=self.memory)
         return self._reason
 
@@ -96,6 +107,12 @@ class DockerHandle(KernelHandle):
             self.container.kill(signal="SIGINT")
 
     def kill(self) -> None:
+        """Remove the container, then its pixelbox group."""
+        self._remove_container()
+        if self.group is not None:
+            self.group.remove()
+
+    def _remove_container(self) -> None:
         """Remove the container; if the engine is briefly unreachable (a dockerd restart), retry.
 
         A container left behind by a failed removal would outlive its sandbox, so removal is
@@ -130,7 +147,9 @@ class DockerBackend(Backend):
         self.client = docker_client()
         self.image = image or kernel_image_tag()
         self._check_image(BUILD_COMMAND)
-        self._check_runtime()
+        engine = self.client.info()
+        self._check_runtime(engine)
+        self.memory_groups = cgroups_usable() and engine.get("CgroupDriver") == "cgroupfs"
 
     def _check_image(self, build_command: str) -> None:
         import docker.errors
@@ -144,8 +163,8 @@ class DockerBackend(Backend):
                 f"the kernel image {self.image} is not built{stale}; build it with `{build_command}`"
             ) from None
 
-    def _check_runtime(self) -> None:
-        runtimes = self.client.info().get("Runtimes", {})
+    def _check_runtime(self, engine: dict[str, Any]) -> None:
+        runtimes = engine.get("Runtimes", {})
         if self.runtime not in runtimes:
             raise BackendUnavailable(
                 f"Docker has no {self.runtime!r} runtime (it has {sorted(runtimes)}); `make setup` installs "
@@ -175,10 +194,34 @@ class DockerBackend(Backend):
 
     def start(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> DockerHandle:
         memory = int(options.memory)
-        container = self.client.containers.run(
+        suffix = uuid.uuid4().hex[:12]
+        group = self._memory_group(f"{layout.root.name}-{suffix}", memory)
+        limit = memory + BACKSTOP_MARGIN if group else memory
+        try:
+            container = self._run(layout, options, suffix, limit, group)
+        except BaseException:
+            if group is not None:
+                group.remove()
+            raise
+        return DockerHandle(container, memory, group)
+
+    def _memory_group(self, name: str, memory: int) -> KernelCgroup | None:
+        """A pixelbox cgroup holding the memory limit, so an OOM kill is on record after exit."""
+        if not self.memory_groups:
+            return None
+        group = KernelCgroup(name, memory)
+        applied = group.create()
+        if not {"memory.limit_in_bytes", "memory.max"} & set(applied) or not group.watch_oom():
+            group.remove()
+            return None
+        group.adopt_children()
+        return group
+
+    def _run(self, layout: Layout, options: SandboxOptions, suffix: str, limit: int, group: KernelCgroup | None) -> Any:
+        return self.client.containers.run(
             self.image,
             command=["python", *KERNEL_COMMAND, IPC_MOUNT],
-            name=f"pixelbox-{uuid.uuid4().hex[:12]}",
+            name=f"pixelbox-{suffix}",
             detach=True,
             init=True,
             runtime=self.runtime,
@@ -191,8 +234,9 @@ class DockerBackend(Backend):
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             pids_limit=options.pids + (RUNSC_PIDS_HEADROOM if self.runtime == "runsc" else 0),
-            mem_limit=memory,
-            memswap_limit=memory,
+            mem_limit=limit,
+            memswap_limit=limit,
+            cgroup_parent=group.path if group else None,
             nano_cpus=int(options.cpus * 1e9),
             ulimits=_ulimits(options),
             volumes={
@@ -203,7 +247,6 @@ class DockerBackend(Backend):
             labels={LABEL: "1", OWNER_LABEL: str(os.getpid())},
             hostname="sandbox",
         )
-        return DockerHandle(container, memory)
 
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
         assert isinstance(handle, DockerHandle)
@@ -219,15 +262,29 @@ class DockerBackend(Backend):
             "read_only_root": bool(host.get("ReadonlyRootfs")),
             "cap_drop": host.get("CapDrop"),
             "security_opt": host.get("SecurityOpt"),
+            "memory_limit": _memory_enforcement(handle),
+            "cgroup_parent": host.get("CgroupParent") or "the engine's default",
             "limits": {
-                "memory": host.get("Memory"),
-                "memory_swap": host.get("MemorySwap"),
+                "memory": handle.memory,
+                "memory_swap": handle.memory if handle.group else host.get("MemorySwap"),
                 "pids": host.get("PidsLimit"),
                 "nano_cpus": host.get("NanoCpus"),
                 "tmpfs": host.get("Tmpfs"),
             },
             "environment": "scrubbed (explicit allow-list only)",
         }
+
+
+def _memory_enforcement(handle: DockerHandle) -> str:
+    """Which cgroup holds the memory limit, and so where an OOM kill is recorded."""
+    group = handle.group
+    memory_dir = group.memory_dir() if group else None
+    if group is None or memory_dir is None or not (memory_dir / handle.container.id).exists():
+        return "the container's cgroup (OOM kills known from the engine's OOMKilled flag)"
+    return (
+        f"pixelbox cgroup {group.path}, which contains the container's (no swap; OOM kills are "
+        "recorded there and outlive the container)"
+    )
 
 
 def _ulimits(options: SandboxOptions) -> list[Any]:

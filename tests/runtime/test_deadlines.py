@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from pixelbox.runtime import Sandbox
+from pixelbox.runtime.backends.cgroups import cgroups_usable
+from pixelbox.runtime.backends.docker import BACKSTOP_MARGIN, DockerHandle
 
 TIMEOUT = 1.5
 GRACE = 1.0
@@ -93,11 +95,33 @@ def test_memory_bomb_is_contained(backend: dict[str, Any]) -> None:
         assert sb.execute("print('after bomb')").stdout == "after bomb\n"
 
 
+def test_container_oom_kill_is_recorded_by_pixelbox_group(docker_backend: dict[str, Any]) -> None:
+    """The engine's OOMKilled flag can miss a kill (gVisor on a busy host); pixelbox's group cannot.
+
+    The container runs inside a pixelbox cgroup that holds the memory limit and outlives it,
+    so the kill is read from there; a plain SIGKILL in the same setup is not taken for one.
+    """
+    if not cgroups_usable():
+        pytest.skip("pixelbox makes cgroups only as root with a writable cgroup mount")
+    with Sandbox(policy=False, memory="400m", **docker_backend) as sb:
+        assert sb.info.isolation["memory_limit"].startswith("pixelbox cgroup"), sb.info.isolation
+        handle = sb._handle
+        assert isinstance(handle, DockerHandle) and handle.group is not None
+        assert handle.container.attrs["HostConfig"]["Memory"] == 400 * 1024**2 + BACKSTOP_MARGIN
+        result = sb.execute("import numpy as np\nblock = np.ones((1024, 1024, 1024), dtype=np.uint8)", timeout=60)
+        assert result.status == "crashed" and (result.crash_reason or "").startswith("OOM-killed"), result
+        assert handle.group.oom_killed()
+        killed = sb.execute("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", timeout=60)
+        assert killed.crash_reason == "killed by signal 9 (SIGKILL)", killed
+        assert sb.execute("print('after')").stdout == "after\n"
+
+
 def _cpu_stat(sb: Sandbox) -> Path:
     """The host-side cpu.stat of the sandbox's CPU cgroup (cgroup v1 layout)."""
     isolation = sb.info.isolation
     if isolation["container"]:
-        return Path("/sys/fs/cgroup/cpu/docker", isolation["container_id"], "cpu.stat")
+        parent = isolation["cgroup_parent"] if isolation["cgroup_parent"].startswith("/") else "/docker"
+        return Path(f"/sys/fs/cgroup/cpu{parent}", isolation["container_id"], "cpu.stat")
     return Path("/sys/fs/cgroup/cpu/pixelbox", sb.layout.root.name, "cpu.stat")
 
 
