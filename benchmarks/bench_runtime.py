@@ -6,7 +6,8 @@ Run on demand (never in CI), from the repository root:
 
 All four measurements run side by side in one process and one run, for each backend:
 
-1. cold start: ``Sandbox(**opts)`` plus the first ``execute("1")``;
+1. cold start: ``Sandbox(**opts)`` plus the first ``execute("1")``; also in the configuration
+   an episode uses (image I/O layer on, agentic-mme profile, one input image);
 2. warm-pool acquire: ``SandboxPool.acquire()`` / ``release()`` paced so the refill can keep up;
 3. round trip: ``execute("x = 1")`` against a raw jupyter_client loop on the same kernel,
    interleaved (A/B, B/A) to cancel drift;
@@ -27,6 +28,7 @@ import os
 import pstats
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -70,7 +72,7 @@ class Plan:
 
     def steps(self, backend: str) -> int:
         """Progress-bar steps for one backend."""
-        once = self.cold[backend] + 1 + self.pool_cycles[backend] + 1 + self.warmup + self.pairs
+        once = 2 * self.cold[backend] + 1 + self.pool_cycles[backend] + 1 + self.warmup + self.pairs
         return once + self.idle_sandboxes + self.cold[backend]
 
 
@@ -105,10 +107,16 @@ class ColdSample(NamedTuple):
     close: float
 
 
-def cold_once(opts: dict[str, str]) -> ColdSample:
-    """Start a sandbox, run ``1``, close it; time each part."""
+EPISODE_IO = {"enabled": True, "profile": "agentic-mme"}
+"""The image I/O layer as ``harness.runner.episode_options`` turns it on."""
+
+
+def cold_once(opts: dict[str, str], inputs: list[Path] | None = None) -> ColdSample:
+    """Start a sandbox, run ``1``, close it; time each part. With ``inputs``, start it as an
+    episode does: those images and the image I/O layer."""
+    episode: dict[str, Any] = {"io": EPISODE_IO, "inputs": inputs} if inputs else {}
     t0 = time.perf_counter()
-    sandbox = Sandbox(**opts)
+    sandbox = Sandbox(**opts, **episode)
     t1 = time.perf_counter()
     result = sandbox.execute("1")
     t2 = time.perf_counter()
@@ -146,13 +154,23 @@ def bench_reset(opts: dict[str, str], reps: int, bar: tqdm) -> dict[str, Any]:
     return {"in_place_s": summarize(samples)}
 
 
-def _cold_summary(first: ColdSample, samples: list[ColdSample]) -> dict[str, Any]:
+def _cold_summary(first: ColdSample, samples: list[ColdSample], episodes: list[ColdSample]) -> dict[str, Any]:
     return {
         "first_in_process_s": first.first_result,
         "start_s": summarize([s.start for s in samples]),
         "first_result_s": summarize([s.first_result for s in samples]),
         "close_s": summarize([s.close for s in samples]),
+        "episode_first_result_s": summarize([s.first_result for s in episodes]),
     }
+
+
+def _task_image(folder: Path) -> Path:
+    """A 640x480 photo-like PNG, the input of the episode-configuration starts."""
+    from PIL import Image
+
+    path = folder / "photo.png"
+    Image.effect_mandelbrot((640, 480), (-2.0, -1.2, 1.0, 1.2), 64).convert("RGB").save(path)
+    return path
 
 
 def bench_cold(names: list[str], reps: dict[str, int], bar: tqdm, skipped: dict[str, str]) -> dict[str, Any]:
@@ -168,14 +186,18 @@ def bench_cold(names: list[str], reps: dict[str, int], bar: tqdm, skipped: dict[
         except (PixelboxError, BenchError) as exc:
             skipped[name] = f"{exc.__class__.__name__}: {exc}"
             tqdm.write(f"{name}: skipped ({skipped[name]})")
-        bar.update(1 if name in firsts else 1 + reps[name])
+        bar.update(1 if name in firsts else 1 + 2 * reps[name])
     samples: dict[str, list[ColdSample]] = {name: [] for name in firsts}
-    for rep in range(max(reps.values())):
-        for name in firsts:
-            if rep < reps[name]:
-                samples[name].append(cold_once(BACKENDS[name]))
-                bar.update()
-    return {name: _cold_summary(firsts[name], samples[name]) for name in firsts}
+    episodes: dict[str, list[ColdSample]] = {name: [] for name in firsts}
+    with tempfile.TemporaryDirectory() as folder:
+        inputs = [_task_image(Path(folder))]
+        for rep in range(max(reps.values())):
+            for name in firsts:
+                if rep < reps[name]:
+                    samples[name].append(cold_once(BACKENDS[name]))
+                    episodes[name].append(cold_once(BACKENDS[name], inputs))
+                    bar.update(2)
+    return {name: _cold_summary(firsts[name], samples[name], episodes[name]) for name in firsts}
 
 
 # -- 2. warm-pool acquire -------------------------------------------------------------------------
@@ -394,8 +416,10 @@ def _mentioning(text: str, exclude: set[int]) -> list[int]:
 def docker_memory(sandbox: Sandbox) -> dict[str, Any]:
     """The container's memory cgroup (everything inside it, gVisor's sentry and gofer included),
     plus the RSS of host processes serving it from outside the cgroup (containerd shim)."""
-    cid = str(sandbox.info.isolation["container_id"])
-    group = CGROUP_MEMORY / "docker" / cid
+    isolation = sandbox.info.isolation
+    cid = str(isolation["container_id"])
+    parent = str(isolation["cgroup_parent"])
+    group = CGROUP_MEMORY / (parent.strip("/") if parent.startswith("/") else "docker") / cid
     cgroup = _cgroup_memory(group)
     if cgroup is None:
         raise BenchError(f"no cgroup v1 memory group at {group}")
@@ -522,6 +546,7 @@ def report(results: dict[str, dict[str, Any]]) -> str:
             f"{r['cold']['start_s']['p50']:.3f}",
             f"{r['cold']['first_result_s']['p50']:.3f}",
             f"{r['cold']['first_result_s']['p90']:.3f}",
+            f"{r['cold']['episode_first_result_s']['p50']:.3f}",
             f"{COLD_TARGET_S[n]:.1f}",
             _verdict(r["cold"]["first_result_s"]["p50"] <= COLD_TARGET_S[n]),
         ]
@@ -579,7 +604,10 @@ def report(results: dict[str, dict[str, Any]]) -> str:
             "Reset of a used sandbox to first result (s): in place vs a fresh sandbox\n"
             + format_table(["backend", "n", "in place p50", "fresh (cold start) p50"], reset),
             "Cold start to first result (s)\n"
-            + format_table(["backend", "n", "start p50", "first result p50", "p90", "target p50", "met"], cold),
+            + format_table(
+                ["backend", "n", "start p50", "first result p50", "p90", "episode config p50", "target p50", "met"],
+                cold,
+            ),
             "Warm-pool acquire (ms)\n"
             + format_table(
                 [

@@ -1,11 +1,19 @@
-"""Turning shown objects into files a browser-grade PNG decoder can read."""
+"""Turning shown objects into files a browser-grade PNG decoder can read.
+
+Nothing here imports NumPy or Pillow at module load: the layer is installed at kernel start,
+and those imports cost about half a second of every cold start under gVisor. A function that
+is handed an array or image imports its library then (it is loaded already); a test on an
+arbitrary object looks in ``sys.modules``, since no array or image exists before the import.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from PIL import Image
+if TYPE_CHECKING:
+    import numpy as np
+    from PIL import Image
 
 MIN_DISPLAY_SIDE = 16
 """Arrays passed to display() become images only from this size up; smaller ones stay text."""
@@ -13,8 +21,17 @@ MIN_DISPLAY_SIDE = 16
 _PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "P", "RGB", "RGBA"})
 
 
+def is_pil_image(obj: Any) -> bool:
+    """Whether ``obj`` is a PIL image (never true before the agent's code imported PIL)."""
+    module = sys.modules.get("PIL.Image")
+    return module is not None and isinstance(obj, module.Image)
+
+
 def png_ready(image: Image.Image) -> Image.Image:
     """``image`` itself when PNG can hold its mode, else an RGB (or L) conversion."""
+    import numpy as np
+    from PIL import Image
+
     if image.mode in _PNG_MODES:
         return image
     if image.mode == "F":
@@ -24,7 +41,8 @@ def png_ready(image: Image.Image) -> Image.Image:
 
 def looks_like_image(obj: Any) -> bool:
     """Whether an array is shaped like a picture (H x W, or H x W x 1/3/4) of displayable size."""
-    if not isinstance(obj, np.ndarray) or obj.dtype.kind not in "buif":
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(obj, np.ndarray) or obj.dtype.kind not in "buif":
         return False
     if obj.ndim == 3 and obj.shape[2] not in (1, 3, 4):
         return False
@@ -35,6 +53,8 @@ def looks_like_image(obj: Any) -> bool:
 
 def array_to_image(array: np.ndarray) -> Image.Image:
     """An RGB-convention array (matplotlib / PIL order) as a PIL image."""
+    from PIL import Image
+
     data = array[:, :, 0] if array.ndim == 3 and array.shape[2] == 1 else array
     return Image.fromarray(_to_uint8(data))
 
@@ -45,6 +65,8 @@ def imshow_array(mat: Any) -> np.ndarray:
     imshow scales floats by 255 and 16-bit values by 1/256; imwrite would not, so the
     conversion happens here to keep the captured image equal to the one shown.
     """
+    import numpy as np
+
     array = mat.get() if hasattr(mat, "get") and not isinstance(mat, np.ndarray) else np.asarray(mat)
     if array.dtype.kind == "f":
         return np.clip(array * 255.0, 0, 255).astype(np.uint8)
@@ -56,6 +78,8 @@ def imshow_array(mat: Any) -> np.ndarray:
 
 
 def _to_uint8(array: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     if array.dtype == np.uint8:
         return array
     if array.dtype.kind == "b":

@@ -7,6 +7,7 @@ model code written for a desktop calls them anyway, so they become captures and 
 from __future__ import annotations
 
 import sys
+from types import ModuleType
 from typing import Any
 
 from pixelbox.kernel.imageio.convert import imshow_array
@@ -25,9 +26,24 @@ class _WriteFailed(Exception):
 
 
 def install(layer: IOLayer, patcher: Patcher) -> None:
-    """Patch the cv2 module's image I/O and HighGUI functions."""
-    import cv2
+    """Patch the cv2 module's image I/O and HighGUI functions once the agent's code imports cv2.
 
+    Importing ``cv2`` loads a module named ``cv2`` twice: the package's ``__init__`` imports
+    the native extension under the same name and copies its functions into the package.
+    Only the package (the one with ``__path__``) is patched, once; patching the native
+    module would leave the copies patched after :meth:`Patcher.restore`.
+    """
+    patched: list[ModuleType] = []
+
+    def patch(module: ModuleType) -> None:
+        if hasattr(module, "__path__") and module not in patched:
+            patched.append(module)
+            _patch(layer, patcher, module)
+
+    patcher.when_imported("cv2", patch, every_load=True)
+
+
+def _patch(layer: IOLayer, patcher: Patcher, cv2: ModuleType) -> None:
     patcher.replace(cv2, "imwrite", lambda original: _imwrite(layer, original))
     patcher.replace(cv2, "imread", lambda original: _imread(layer, original))
     patcher.replace(cv2, "imshow", lambda original: _imshow(layer, cv2, original))

@@ -11,8 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from PIL import Image
-
+from pixelbox.kernel.imageio.convert import is_pil_image
 from pixelbox.kernel.imageio.errors import NotAnImageError
 
 
@@ -30,6 +29,8 @@ class ImageFacts:
 
 def read_facts(path: str) -> ImageFacts:
     """Read the file's size, mtime and image header (pixels are not decoded)."""
+    from PIL import Image
+
     info = os.stat(path)
     try:
         with Image.open(path) as image:
@@ -43,7 +44,7 @@ def read_facts(path: str) -> ImageFacts:
 def pixel_count(obj: Any) -> int | None:
     """Pixels in a PIL image, image-shaped array or matplotlib figure (None when unknown)."""
     size = getattr(obj, "size", None)
-    if isinstance(obj, Image.Image) and isinstance(size, tuple):
+    if is_pil_image(obj) and isinstance(size, tuple):
         return int(size[0]) * int(size[1])
     shape = getattr(obj, "shape", None)
     if isinstance(shape, tuple) and len(shape) >= 2:

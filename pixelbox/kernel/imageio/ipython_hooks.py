@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pixelbox.kernel.imageio.convert import array_to_image, looks_like_image
+from pixelbox.kernel.imageio.convert import array_to_image, is_pil_image, looks_like_image
 from pixelbox.kernel.imageio.layer import IOLayer
 from pixelbox.kernel.imageio.mpl_hooks import FigureCapture
 from pixelbox.kernel.imageio.pil_hooks import capture_shown
@@ -33,10 +33,8 @@ class DisplayCapture:
 
     def capture(self, obj: Any) -> bool:
         """Capture ``obj`` if it is an image; False leaves it to IPython's usual formatting."""
-        from PIL import Image
-
         kind, api = ("last_expression", _LAST) if self.in_displayhook else ("displayed", _DISPLAY)
-        if isinstance(obj, Image.Image):
+        if is_pil_image(obj):
             capture_shown(self.layer, obj, kind, api)
             return True
         if _is_figure(obj):

@@ -221,12 +221,12 @@ class IOLayer:
         self._saved_env.clear()
 
     def _bind_artifact_variables(self, created: list[dict[str, Any]]) -> None:
-        from PIL import Image
-
         for record in created:
             variable = artifact_variable_name(self.profile, record["index"])
             if variable is None:
                 return
+            from PIL import Image
+
             with self.guard(), Image.open(record["path"]) as opened:
                 opened.load()
                 image = opened.copy()

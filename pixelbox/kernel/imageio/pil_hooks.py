@@ -1,22 +1,35 @@
-"""PIL: ``Image.Image.save`` and ``Image.open`` redirected, ``Image.show`` captured instead of a viewer."""
+"""PIL: ``Image.Image.save`` and ``Image.open`` redirected, ``Image.show`` captured instead of a viewer.
+
+The patches land when the agent's code first imports ``PIL.Image`` (and ``PIL.ImageShow``),
+not at kernel start: no image can be saved, opened or shown before that import.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from PIL import Image, ImageShow
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from pixelbox.kernel.imageio.convert import png_ready
 from pixelbox.kernel.imageio.layer import IOLayer
 from pixelbox.kernel.patching import Patcher
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 
 def install(layer: IOLayer, patcher: Patcher) -> None:
-    """Patch PIL's save, open and show entry points."""
-    patcher.replace(Image.Image, "save", lambda original: _save(layer, original))
-    patcher.replace(Image, "open", lambda original: _open(layer, original))
-    patcher.replace(Image.Image, "show", lambda original: _show(layer, original, "PIL.Image.Image.show"))
-    patcher.replace(ImageShow, "show", lambda original: _show(layer, original, "PIL.ImageShow.show"))
+    """Patch PIL's save, open and show entry points once PIL is imported."""
+    patcher.when_imported("PIL.Image", lambda module: _patch_image(layer, patcher, module))
+    patcher.when_imported(
+        "PIL.ImageShow",
+        lambda module: patcher.replace(module, "show", lambda original: _show(layer, original, "PIL.ImageShow.show")),
+    )
+
+
+def _patch_image(layer: IOLayer, patcher: Patcher, module: ModuleType) -> None:
+    patcher.replace(module.Image, "save", lambda original: _save(layer, original))
+    patcher.replace(module, "open", lambda original: _open(layer, original))
+    patcher.replace(module.Image, "show", lambda original: _show(layer, original, "PIL.Image.Image.show"))
 
 
 def capture_shown(layer: IOLayer, image: Image.Image, kind: str, api: str) -> dict[str, Any]:
