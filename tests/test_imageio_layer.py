@@ -175,3 +175,36 @@ def test_bad_sections_are_refused_with_the_key_at_fault(tmp_path: Path, change: 
     section = {"enabled": True, "profile": "generic", "workspace": str(tmp_path), "inputs": [], **change}
     with pytest.raises(SettingsError, match=message.replace("(", r"\(")):
         imageio.parse_section(section)
+
+
+LAZY_PATCHING = """
+import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+from pixelbox.kernel import imageio
+
+shell = InteractiveShell.instance()
+imageio.install(shell, {"enabled": True, "profile": "generic", "workspace": sys.argv[1], "inputs": []})
+facts = {"loaded_at_install": sorted(m for m in ("numpy", "PIL", "cv2") if m in sys.modules)}
+import cv2
+from PIL import Image
+facts["patched"] = [cv2.imwrite is not cv2._native.imwrite, hasattr(Image.open, "__wrapped__")]
+imageio.uninstall()
+facts["restored"] = [cv2.imwrite is cv2._native.imwrite, not hasattr(Image.open, "__wrapped__")]
+print(json.dumps(facts))
+"""
+
+
+def test_libraries_imported_after_install_are_patched_and_restored(tmp_path: Path) -> None:
+    """In a fresh interpreter: installing loads no image library; cv2 and PIL imported later are
+    patched on import and restored by uninstall, cv2 included (its package copies its functions
+    from a native module of the same name, which must stay unpatched)."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_PATCHING, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert facts == {"loaded_at_install": [], "patched": [True, True], "restored": [True, True]}, facts

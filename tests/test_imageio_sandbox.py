@@ -64,20 +64,22 @@ def test_layer_loads_image_libraries_with_the_agents_code(tmp_path: Path, backen
     first imports each library has its saves and shows captured."""
     task_image(64, 48, 0).save(tmp_path / "photo.png")
     io = {"enabled": True, "profile": "agentic-mme"}
+    loaded = "import sys\nprint(sorted(m for m in ('numpy', 'PIL', 'cv2') if m in sys.modules))\n"
     with Sandbox(inputs=[tmp_path / "photo.png"], io=io, policy=False, timeout=60, **backend) as sandbox:
-        start = sandbox.execute("import sys\nprint(sorted(m for m in ('numpy', 'PIL', 'cv2') if m in sys.modules))")
-        assert start.stdout == "[]\n", start
+        start = sandbox.execute(loaded)
+        pil = sandbox.execute(
+            loaded + "from PIL import Image\nim = Image.open('photo.png').rotate(90, expand=True)\nim.save('t.png')\nim"
+        )
         opencv = sandbox.execute(
-            "import cv2\nimg = cv2.imread('photo.png')\ncv2.imwrite('edges.png', cv2.Canny(img, 50, 150))\n"
+            loaded + "import cv2\nimg = cv2.imread('photo.png')\ncv2.imwrite('edges.png', cv2.Canny(img, 50, 150))\n"
             "cv2.imshow('window', img)\ncv2.waitKey(0)"
         )
-        pil = sandbox.execute(
-            "from PIL import Image\nim = Image.open('photo.png').rotate(90, expand=True)\nim.save('t.png')\nim"
-        )
+    assert start.stdout == pil.stdout == "[]\n", (start, pil)
+    assert opencv.stdout == "['PIL']\n", opencv
     assert opencv.error is None and pil.error is None, (opencv.error, pil.error)
-    assert [(a["capture"], a["width"], a["height"]) for a in opencv.artifacts] == [("saved", 64, 48), ("shown", 64, 48)]
     assert [(a["capture"], a["width"], a["height"]) for a in pil.artifacts] == [
         ("saved", 48, 64),
         ("last_expression", 48, 64),
     ]
-    assert [a["name"] for a in opencv.artifacts + pil.artifacts] == [f"transformed_image_{n}.png" for n in range(1, 5)]
+    assert [(a["capture"], a["width"], a["height"]) for a in opencv.artifacts] == [("saved", 64, 48), ("shown", 64, 48)]
+    assert [a["name"] for a in pil.artifacts + opencv.artifacts] == [f"transformed_image_{n}.png" for n in range(1, 5)]

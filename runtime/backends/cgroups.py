@@ -34,6 +34,7 @@ class KernelCgroup:
         self._settings = self._plan(memory, cpus, pids)
         self._oom_events: int | None = None
         self._oom_seen = False
+        self._watching = False
 
     def _plan(self, memory: int, cpus: float | None, pids: int | None) -> dict[str, dict[str, str]]:
         """The files to write per controller; ``None`` leaves that limit to someone else."""
@@ -87,54 +88,71 @@ class KernelCgroup:
         return [str(path / "cgroup.procs") for path in self.dirs.values()]
 
     def adopt_children(self) -> None:
-        """cgroup v2: hand memory, cpu and pids on to child groups (a container's own)."""
-        path = self.memory_dir()
-        if self.unified and path is not None:
-            with contextlib.suppress(OSError):
-                (path / "cgroup.subtree_control").write_text("+memory +cpu +pids")
+        """cgroup v2: hand memory, cpu and pids on to child groups (a container's own).
 
-    def watch_oom(self) -> bool:
-        """cgroup v1: count OOM events of this group and its children in an eventfd.
-
-        v1 increments ``oom_kill`` only in the victim's own group, which for a container is
-        a child that is removed when it exits; the eventfd fires on the group that hit its
-        limit (this one) and is read after the child is gone. v2 needs no watch.
+        One controller per write: a write naming several fails as a whole if any one of them
+        cannot be enabled, and memory is the one that matters here.
         """
         path = self.memory_dir()
-        if self.unified or path is None:
-            return path is not None
-        event = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-        control = os.open(path / "memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
+        if self.unified and path is not None:
+            for controller in ("memory", "cpu", "pids"):
+                with contextlib.suppress(OSError):
+                    (path / "cgroup.subtree_control").write_text(f"+{controller}")
+
+    def watch_oom(self) -> bool:
+        """Start recording OOM kills of the containers inside this group; False if impossible.
+
+        The container is given a limit above this group's (see ``BACKSTOP_MARGIN`` in the
+        Docker backend), so this group is the one that hits its limit. cgroup v1 counts a
+        kill only in the victim's own group, which is removed when the container exits, but
+        notifies an eventfd registered on the group that hit its limit: that count is read
+        after the container is gone. cgroup v2 keeps the count in this group's
+        ``memory.events`` (``oom`` here, ``oom_kill`` propagated up from the victim).
+        """
+        path = self.memory_dir()
+        if path is None:
+            return False
+        self._watching = True
+        if self.unified:
+            return True
+        event = control = None
         try:
+            event = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+            control = os.open(path / "memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
             (path / "cgroup.event_control").write_text(f"{event} {control}")
         except OSError:
-            os.close(event)
+            if event is not None:
+                os.close(event)
             return False
         finally:
-            os.close(control)
+            if control is not None:
+                os.close(control)
         self._oom_events = event
         return True
 
     def oom_killed(self) -> bool:
-        """Whether this group (or, with :meth:`watch_oom`, a child) saw an OOM kill."""
-        if self._oom_events is not None and not self._oom_seen:
+        """Whether this kernel's group, or (with :meth:`watch_oom`) a container in it, was OOM-killed."""
+        path = self.memory_dir()
+        if path is None:
+            return False
+        if self._oom_events is not None and not self._oom_seen and path.exists():
+            # v1 also signals the eventfd when the group is deleted: only a live group's count is a kill.
             with contextlib.suppress(BlockingIOError):
                 self._oom_seen = os.eventfd_read(self._oom_events) > 0
         if self._oom_seen:
             return True
-        path = self.memory_dir()
-        if path is None:
-            return False
         source = path / ("memory.events" if self.unified else "memory.oom_control")
+        counted = ("oom", "oom_kill") if self._watching else ("oom_kill",)
         with contextlib.suppress(OSError):
             for line in source.read_text().splitlines():
                 key, _, value = line.partition(" ")
-                if key in ("oom", "oom_kill") and int(value) > 0:
+                if key in counted and int(value) > 0:
                     return True
         return False
 
-    def remove(self) -> None:
-        """Delete the groups, including those a container runtime made in other controllers.
+    def remove(self) -> list[str]:
+        """Delete the groups, including those a container runtime made in other controllers;
+        return what could not be removed (``pixelbox cleanup`` retries it later).
 
         They must be empty: kill the processes (or remove the container) first.
         """
@@ -142,8 +160,8 @@ class KernelCgroup:
             os.close(self._oom_events)
             self._oom_events = None
         made_by_runtime = [] if self.unified else list(V1_ROOT.glob(f"*/{GROUP}/{self.name}"))
-        for path in {*self.dirs.values(), *made_by_runtime}:
-            remove_group(path)
+        errors = [remove_group(path) for path in {*self.dirs.values(), *made_by_runtime}]
+        return [error for error in errors if error]
 
 
 def remove_group(path: Path, patience: float = 1.0) -> str | None:

@@ -10,6 +10,7 @@ A waiter thread blocks on the container's exit so a dead kernel is noticed at on
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -23,6 +24,8 @@ from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout
 
 LABEL = "pixelbox"
+LOCAL_ENGINE = "http+docker://localhost"
+"""The Docker SDK's base URL for an engine on this host's Unix socket."""
 OWNER_LABEL = "pixelbox.owner-pid"
 CONTAINER_UID = 1000
 IPC_MOUNT = "/pixelbox/ipc"
@@ -36,6 +39,7 @@ BACKSTOP_MARGIN = 4 * 1024**2
 """When a pixelbox group holds the memory limit, the container's own limit is this much higher:
 the group then always hits its limit first (so the kill is recorded there), and the container
 limit still holds if the engine ignored the group."""
+logger = logging.getLogger(__name__)
 _clients: dict[str, Any] = {}
 _clients_lock = threading.Lock()
 
@@ -107,16 +111,17 @@ class DockerHandle(KernelHandle):
             self.container.kill(signal="SIGINT")
 
     def kill(self) -> None:
-        """Remove the container, then its pixelbox group."""
-        self._remove_container()
-        if self.group is not None:
-            self.group.remove()
+        """Remove the container, then its pixelbox group (which cannot go while the container holds it)."""
+        if self._remove_container() and self.group is not None:
+            for error in self.group.remove():
+                logger.warning("%s (left for `pixelbox cleanup`)", error)
 
-    def _remove_container(self) -> None:
+    def _remove_container(self) -> bool:
         """Remove the container; if the engine is briefly unreachable (a dockerd restart), retry.
 
         A container left behind by a failed removal would outlive its sandbox, so removal is
         retried for up to :data:`REMOVE_PATIENCE_S` while the engine does not answer.
+        Returns whether the container is gone.
         """
         import docker.errors
 
@@ -125,12 +130,12 @@ class DockerHandle(KernelHandle):
         while True:
             try:
                 self.container.remove(force=True)
-                return
+                return True
             except docker.errors.NotFound:
-                return
+                return True
             except Exception:
                 if time.monotonic() + delay > deadline:
-                    return
+                    return False
                 time.sleep(delay)
                 delay = min(delay * 2, 3.0)
 
@@ -149,7 +154,12 @@ class DockerBackend(Backend):
         self._check_image(BUILD_COMMAND)
         engine = self.client.info()
         self._check_runtime(engine)
-        self.memory_groups = cgroups_usable() and engine.get("CgroupDriver") == "cgroupfs"
+        self.memory_groups = (
+            cgroups_usable() and engine.get("CgroupDriver") == "cgroupfs" and self.client.api.base_url == LOCAL_ENGINE
+        )
+        """Whether containers run inside a pixelbox group: only where this process and the
+        engine see the same cgroup tree (root, the cgroupfs driver, an engine on this host's
+        Unix socket). Turned off for good if a container does not turn up inside its group."""
 
     def _check_image(self, build_command: str) -> None:
         import docker.errors
@@ -203,19 +213,26 @@ class DockerBackend(Backend):
             if group is not None:
                 group.remove()
             raise
-        return DockerHandle(container, memory, group)
+        if group is not None and not _inside(container, group):
+            self.memory_groups = False
+            group.remove()
+            group = None
+        return DockerHandle(container, memory if group else limit, group)
 
     def _memory_group(self, name: str, memory: int) -> KernelCgroup | None:
         """A pixelbox cgroup holding the memory limit, so an OOM kill is on record after exit."""
         if not self.memory_groups:
             return None
         group = KernelCgroup(name, memory)
-        applied = group.create()
-        if not {"memory.limit_in_bytes", "memory.max"} & set(applied) or not group.watch_oom():
-            group.remove()
-            return None
-        group.adopt_children()
-        return group
+        try:
+            applied = group.create()
+            if {"memory.limit_in_bytes", "memory.max"} & set(applied) and group.watch_oom():
+                group.adopt_children()
+                return group
+        except OSError:
+            pass
+        group.remove()
+        return None
 
     def _run(self, layout: Layout, options: SandboxOptions, suffix: str, limit: int, group: KernelCgroup | None) -> Any:
         return self.client.containers.run(
@@ -266,7 +283,7 @@ class DockerBackend(Backend):
             "cgroup_parent": host.get("CgroupParent") or "the engine's default",
             "limits": {
                 "memory": handle.memory,
-                "memory_swap": handle.memory if handle.group else host.get("MemorySwap"),
+                "memory_swap": handle.memory,
                 "pids": host.get("PidsLimit"),
                 "nano_cpus": host.get("NanoCpus"),
                 "tmpfs": host.get("Tmpfs"),
@@ -275,11 +292,16 @@ class DockerBackend(Backend):
         }
 
 
+def _inside(container: Any, group: KernelCgroup) -> bool:
+    """Whether the engine put ``container``'s cgroup inside ``group`` (as this host sees it)."""
+    memory_dir = group.memory_dir()
+    return memory_dir is not None and (memory_dir / container.id).is_dir()
+
+
 def _memory_enforcement(handle: DockerHandle) -> str:
     """Which cgroup holds the memory limit, and so where an OOM kill is recorded."""
     group = handle.group
-    memory_dir = group.memory_dir() if group else None
-    if group is None or memory_dir is None or not (memory_dir / handle.container.id).exists():
+    if group is None:
         return "the container's cgroup (OOM kills known from the engine's OOMKilled flag)"
     return (
         f"pixelbox cgroup {group.path}, which contains the container's (no swap; OOM kills are "

@@ -116,8 +116,8 @@ def assert_gone(evidence: dict[str, Any]) -> None:
             time.sleep(0.05)
             left = _living(left)
         assert not left, f"processes of kernel uid {evidence['uid']} left behind: {left}"
-    groups = list(Path("/sys/fs/cgroup").glob(f"*/pixelbox/{root.name}")) + list(
-        Path("/sys/fs/cgroup/pixelbox").glob(root.name)
+    groups = list(Path("/sys/fs/cgroup").glob(f"*/pixelbox/{root.name}*")) + list(  # containers' groups: name-suffix
+        Path("/sys/fs/cgroup/pixelbox").glob(f"{root.name}*")
     )
     assert not groups, f"cgroups left behind: {groups}"
 

@@ -22,19 +22,19 @@ _PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "P", "RGB", "RGBA"})
 
 
 def is_pil_image(obj: Any) -> bool:
-    """Whether ``obj`` is a PIL image (never true before the agent's code imported PIL)."""
-    module = sys.modules.get("PIL.Image")
-    return module is not None and isinstance(obj, module.Image)
+    """Whether ``obj`` is a PIL image (never true before the model's code imported PIL)."""
+    image_class = getattr(sys.modules.get("PIL.Image"), "Image", None)
+    return isinstance(image_class, type) and isinstance(obj, image_class)
 
 
 def png_ready(image: Image.Image) -> Image.Image:
     """``image`` itself when PNG can hold its mode, else an RGB (or L) conversion."""
-    import numpy as np
-    from PIL import Image
-
     if image.mode in _PNG_MODES:
         return image
     if image.mode == "F":
+        import numpy as np
+        from PIL import Image
+
         return Image.fromarray(_to_uint8(np.asarray(image)))
     return image.convert("RGB")
 

@@ -26,21 +26,21 @@ class _WriteFailed(Exception):
 
 
 def install(layer: IOLayer, patcher: Patcher) -> None:
-    """Patch the cv2 module's image I/O and HighGUI functions once the agent's code imports cv2.
+    """Patch the cv2 module's image I/O and HighGUI functions once the model's code imports cv2.
 
-    Importing ``cv2`` loads a module named ``cv2`` twice: the package's ``__init__`` imports
-    the native extension under the same name and copies its functions into the package.
-    Only the package (the one with ``__path__``) is patched, once; patching the native
-    module would leave the copies patched after :meth:`Patcher.restore`.
+    The pip wheels' ``cv2`` package imports its native extension under the same name from
+    inside its own ``__init__`` (with ``sys.OpenCV_LOADER`` set), then copies the functions
+    into the package. Only the module that finishes the import is patched, once: patching
+    the native one would leave the copies patched after :meth:`Patcher.restore`.
     """
     patched: list[ModuleType] = []
 
     def patch(module: ModuleType) -> None:
-        if hasattr(module, "__path__") and module not in patched:
+        if not getattr(sys, "OpenCV_LOADER", False) and module not in patched:
             patched.append(module)
             _patch(layer, patcher, module)
 
-    patcher.when_imported("cv2", patch, every_load=True)
+    layer.on_import("cv2", patch, every_load=True)
 
 
 def _patch(layer: IOLayer, patcher: Patcher, cv2: ModuleType) -> None:

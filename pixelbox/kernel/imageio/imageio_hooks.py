@@ -36,8 +36,8 @@ def install(layer: IOLayer, patcher: Patcher) -> None:
         _patch_write(layer, patcher, module, "imsave", "skimage.io.imsave")
         _patch_read(layer, patcher, module, "imread", "skimage.io.imread")
 
-    patcher.when_imported("imageio", patch_imageio)
-    patcher.when_imported("skimage.io", patch_skimage)
+    layer.on_import("imageio", patch_imageio)
+    layer.on_import("skimage.io", patch_skimage)
 
 
 def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], position: int, keys: tuple[str, ...]) -> Any:

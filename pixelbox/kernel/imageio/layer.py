@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, TypeVar
 
 from pixelbox.kernel import channel
@@ -154,6 +155,21 @@ class IOLayer:
     def notice(self, message: str) -> None:
         """Tell the host something went wrong in the layer without failing the model's code."""
         self.publish("notice", {"source": "imageio", "message": message})
+
+    def on_import(self, module_name: str, patch: Callable[[ModuleType], None], *, every_load: bool = False) -> None:
+        """Run ``patch(module)`` when the model's code imports ``module_name`` (now if loaded).
+
+        The patch runs inside the model's ``import`` statement, so a patch that fails must
+        not fail that import: the library then works uncaptured and the host is told.
+        """
+
+        def guarded(module: ModuleType) -> None:
+            try:
+                patch(module)
+            except Exception as exc:
+                self.notice(f"images from {module_name} will not be captured: {type(exc).__name__}: {exc}")
+
+        self.patcher.when_imported(module_name, guarded, every_load=every_load)
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -78,9 +78,9 @@ def install(layer: IOLayer, patcher: Patcher) -> FigureCapture:
     figures = FigureCapture(layer)
     layer.cell_end_callbacks.append(figures.end_of_cell)
     _select_backend(layer)
-    patcher.when_imported("matplotlib.figure", lambda module: _patch_figure(layer, patcher, figures, module))
-    patcher.when_imported("matplotlib.image", lambda module: _patch_image(layer, patcher, module))
-    patcher.when_imported("matplotlib.pyplot", lambda module: _patch_pyplot(patcher, figures, module))
+    layer.on_import("matplotlib.figure", lambda module: _patch_figure(layer, patcher, figures, module))
+    layer.on_import("matplotlib.image", lambda module: _patch_image(layer, patcher, module))
+    layer.on_import("matplotlib.pyplot", lambda module: _patch_pyplot(patcher, figures, module))
     return figures
 
 

@@ -18,18 +18,21 @@ if TYPE_CHECKING:
 
 
 def install(layer: IOLayer, patcher: Patcher) -> None:
-    """Patch PIL's save, open and show entry points once PIL is imported."""
-    patcher.when_imported("PIL.Image", lambda module: _patch_image(layer, patcher, module))
-    patcher.when_imported(
-        "PIL.ImageShow",
-        lambda module: patcher.replace(module, "show", lambda original: _show(layer, original, "PIL.ImageShow.show")),
-    )
+    """Patch PIL's save, open and show entry points once PIL is imported (again after a reload)."""
+    patched: list[type] = []
 
+    def patch_image(module: ModuleType) -> None:
+        if module.Image not in patched:  # a reload makes a new class and a new ``open``
+            patched.append(module.Image)
+            patcher.replace(module.Image, "save", lambda original: _save(layer, original))
+            patcher.replace(module, "open", lambda original: _open(layer, original))
+            patcher.replace(module.Image, "show", lambda original: _show(layer, original, "PIL.Image.Image.show"))
 
-def _patch_image(layer: IOLayer, patcher: Patcher, module: ModuleType) -> None:
-    patcher.replace(module.Image, "save", lambda original: _save(layer, original))
-    patcher.replace(module, "open", lambda original: _open(layer, original))
-    patcher.replace(module.Image, "show", lambda original: _show(layer, original, "PIL.Image.Image.show"))
+    def patch_show(module: ModuleType) -> None:
+        patcher.replace(module, "show", lambda original: _show(layer, original, "PIL.ImageShow.show"))
+
+    layer.on_import("PIL.Image", patch_image, every_load=True)
+    layer.on_import("PIL.ImageShow", patch_show)
 
 
 def capture_shown(layer: IOLayer, image: Image.Image, kind: str, api: str) -> dict[str, Any]:
