@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pixelbox.runtime.backends.cgroups import V1_ROOT as CGROUP_ROOT
-from pixelbox.runtime.backends.cgroups import remove_group
+from pixelbox.runtime.backends.cgroups import pixelbox_groups, remove_group
 from pixelbox.runtime.mounts import mounts_under, unmount
 from pixelbox.runtime.workspace import ROOT_PREFIX, remove_tree
 
@@ -87,10 +86,7 @@ def _remove(owned: Owned, tmp: str) -> CleanupReport:
 
 def _remove_cgroups(report: CleanupReport, owned: Owned) -> None:
     """Control groups of dead local kernels and removed containers (their processes are gone)."""
-    for group in [
-        *Path(CGROUP_ROOT).glob(f"*/pixelbox/{ROOT_PREFIX}*"),
-        *Path(CGROUP_ROOT).glob(f"pixelbox/{ROOT_PREFIX}*"),
-    ]:
+    for group in pixelbox_groups(ROOT_PREFIX):
         match = _OWNER.search(f"/{group.name}/")
         if match and owned(int(match.group(1))):
             error = remove_group(group)
@@ -147,8 +143,7 @@ def leftovers_of(pid: int) -> dict[str, list[str]]:
     prefix = f"{ROOT_PREFIX}{pid}-"
     dirs = [str(p) for p in Path("/tmp").glob(f"{prefix}*")]
     kernels = [f"{n}: {cmd}" for n, cmd in _kernel_processes() if prefix in cmd and not _zombie(n)]
-    groups = [str(p) for p in Path(CGROUP_ROOT).glob(f"*/pixelbox/{prefix}*")]
-    groups += [str(p) for p in Path(CGROUP_ROOT).glob(f"pixelbox/{prefix}*")]
+    groups = [str(p) for p in pixelbox_groups(prefix)]
     mounts = mounts_under(f"/tmp/{prefix}")
     for key, items in (("directories", dirs), ("kernels", kernels), ("cgroups", groups), ("mounts", mounts)):
         if items:

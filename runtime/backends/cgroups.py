@@ -164,6 +164,11 @@ class KernelCgroup:
         return [error for error in errors if error]
 
 
+def pixelbox_groups(prefix: str) -> list[Path]:
+    """pixelbox's groups whose names start with ``prefix``, in every v1 controller or under v2."""
+    return [*V1_ROOT.glob(f"*/{GROUP}/{prefix}*"), *V1_ROOT.glob(f"{GROUP}/{prefix}*")]
+
+
 def remove_group(path: Path, patience: float = 1.0) -> str | None:
     """Delete a cgroup and any groups nested in it, deepest first; return the error, if any.
 

@@ -24,6 +24,7 @@ import pytest
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
+from pixelbox.runtime.backends.cgroups import pixelbox_groups
 from tests.conftest import require_backend
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, Target, assert_usable
 
@@ -116,9 +117,7 @@ def assert_gone(evidence: dict[str, Any]) -> None:
             time.sleep(0.05)
             left = _living(left)
         assert not left, f"processes of kernel uid {evidence['uid']} left behind: {left}"
-    groups = list(Path("/sys/fs/cgroup").glob(f"*/pixelbox/{root.name}*")) + list(  # containers' groups: name-suffix
-        Path("/sys/fs/cgroup/pixelbox").glob(f"{root.name}*")
-    )
+    groups = pixelbox_groups(root.name)  # a local kernel's group is named root.name; containers' add a suffix
     assert not groups, f"cgroups left behind: {groups}"
 
 
