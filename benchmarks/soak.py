@@ -31,7 +31,7 @@ from typing import Any
 
 from _common import RESULTS, machine_facts, write_json
 
-from pixelbox.runtime import Sandbox, SandboxPool, registry
+from pixelbox.runtime import Sandbox, SandboxPool, live
 from pixelbox.runtime.cleanup import leftovers_of
 
 BACKENDS: dict[str, dict[str, Any]] = {
@@ -143,7 +143,7 @@ def soak(lifecycles: int, per_lifecycle: int, pool_cycles: int, budget: float, s
                     run_cell(sb, rng, tally, fault_rate=0.3)
                 pool_done += 1
         print(f"pool cycles on {name} done ({pool_done} in all)", flush=True)
-    registry.close_all()
+    live.close_all()
     gc.collect()
     time.sleep(1.0)
     left = leaks()

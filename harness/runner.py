@@ -28,7 +28,6 @@ from typing import Any, Literal
 from tqdm import tqdm
 
 from pixelbox.harness.agents.base import Agent
-from pixelbox.harness.budgets import BudgetLimits
 from pixelbox.harness.episode import (
     RETRYABLE_STATUSES,
     EpisodeAborted,
@@ -36,7 +35,8 @@ from pixelbox.harness.episode import (
     EpisodeOutcome,
     run_episode,
 )
-from pixelbox.harness.prompts import PromptTemplates
+from pixelbox.harness.episode.budgets import BudgetLimits
+from pixelbox.harness.episode.prompts import PromptTemplates
 from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import RunDirectory, select_shard
 from pixelbox.harness.web import CacheMode, WebCache, WebTools

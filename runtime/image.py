@@ -1,9 +1,10 @@
 """The kernel container image: its content-hash tag, and the one build that makes it.
 
 The tag is ``pixelbox-kernel:<12 hex>``, the start of a SHA-256 over every file that defines the
-image: the recipe in ``pixelbox/images/kernel/`` and the in-kernel package (``pixelbox/__init__.py``
-and the whole ``pixelbox/kernel`` tree). A changed recipe or kernel package therefore means a new
-tag, and an older image is detected (and named) by a tag mismatch, never by guessing.
+image: the recipe in ``pixelbox/images/kernel/`` and the in-kernel package (``pixelbox/__init__.py``,
+the whole ``pixelbox/kernel`` tree and the host-kernel contract ``pixelbox/contract``). A changed
+recipe or kernel package therefore means a new tag, and an older image is detected (and named) by a
+tag mismatch, never by guessing.
 
 The build needs no registry: Python wheels are downloaded from PyPI on the host into a cache and
 handed to ``docker build`` (run with no network). The base is ``python:3.11-slim-bookworm`` where
@@ -31,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 import pixelbox
 import pixelbox.images
-import pixelbox.kernel
 from pixelbox.runtime.errors import PixelboxError
 
 if TYPE_CHECKING:
@@ -78,18 +78,23 @@ def recipe_dir() -> Path:
     return Path(pixelbox.images.__file__).resolve().parent / "kernel"
 
 
+KERNEL_PACKAGES = ("contract", "kernel")
+"""The subpackages of ``pixelbox`` that run inside the kernel and so go into the image."""
+
+
 def _kernel_package_files() -> list[tuple[str, Path]]:
-    """``(path inside the image's lib dir, file)`` for the in-kernel package, sorted."""
-    kernel_dir = Path(pixelbox.kernel.__file__).resolve().parent
+    """``(path inside the image's lib dir, file)`` for the in-kernel package and the contract, sorted."""
     top = Path(pixelbox.__file__).resolve()
     files = [("pixelbox/__init__.py", top)]
-    for path in sorted(kernel_dir.rglob("*")):
-        relative = path.relative_to(kernel_dir)
-        if not path.is_file() or _EXCLUDED_PARTS & set(relative.parts):
-            continue
-        if path.suffix in _EXCLUDED_SUFFIXES:
-            continue
-        files.append((f"pixelbox/kernel/{relative.as_posix()}", path))
+    for package in KERNEL_PACKAGES:
+        package_dir = top.parent / package
+        for path in sorted(package_dir.rglob("*")):
+            relative = path.relative_to(package_dir)
+            if not path.is_file() or _EXCLUDED_PARTS & set(relative.parts):
+                continue
+            if path.suffix in _EXCLUDED_SUFFIXES:
+                continue
+            files.append((f"pixelbox/{package}/{relative.as_posix()}", path))
     return files
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from jupyter_client.blocking.client import BlockingKernelClient
 
-from pixelbox.kernel.channel import kind_of
+from pixelbox.contract.wire import CONNECTION_FILE, READY_FILE, kind_of
 from pixelbox.runtime.errors import KernelStartError
 from pixelbox.runtime.execution import ErrorInfo, Output
 from pixelbox.runtime.outputs import CappedText, capped, save_bundle, strip_ansi
@@ -44,13 +44,13 @@ def write_connection_file(ipc_dir: Path, kernel_ipc_dir: str) -> dict[str, Any]:
     base: dict[str, Any] = {name: i + 1 for i, name in enumerate(PORT_NAMES)}
     base.update(transport="ipc", signature_scheme="hmac-sha256", key=secrets.token_hex(32))
     kernel_view = dict(base, ip=f"{kernel_ipc_dir}/{SOCKET_STEM}")
-    (ipc_dir / "kernel.json").write_text(json.dumps(kernel_view))
+    (ipc_dir / CONNECTION_FILE).write_text(json.dumps(kernel_view))
     return dict(base, ip=str(ipc_dir / SOCKET_STEM))
 
 
 def wait_for_ready_file(ipc_dir: Path, deadline: float, alive: Callable[[], bool]) -> dict[str, Any]:
     """Poll for the kernel's ``ready.json``; fail fast if the kernel process dies first."""
-    path = ipc_dir / "ready.json"
+    path = ipc_dir / READY_FILE
     while True:
         if path.exists():
             return dict(json.loads(path.read_text()))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import threading
@@ -14,9 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox import __version__
-from pixelbox.kernel import KERNEL_PROTOCOL
-from pixelbox.kernel.config import KernelConfig
-from pixelbox.runtime import registry
+from pixelbox.contract.config import KernelConfig
+from pixelbox.contract.wire import (
+    CONFIG_FILE,
+    CONNECTION_FILE,
+    EXEC_METADATA_KEY,
+    KERNEL_PROTOCOL,
+    ORIGINAL_SOURCE_METADATA_KEY,
+    READY_FILE,
+    tool_arguments,
+    tool_cell,
+)
+from pixelbox.runtime import live
 from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, ingest_artifact
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
 from pixelbox.runtime.backends.local import LocalBackend
@@ -27,12 +35,10 @@ from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.outputs import CappedText
 from pixelbox.runtime.protocol import Collected, KernelChannel, wait_for_ready_file, write_connection_file
 from pixelbox.runtime.workspace import Layout, read_workspace_file, resolve_inside, write_workspace_file
+from pixelbox.tracer.dynamic import InstrumentationError, instrument
 from pixelbox.tracer.events import Event, EventFormatError
-from pixelbox.tracer.instrumented import ORIGINAL_SOURCE_METADATA_KEY, InstrumentationError, instrument
 
 MAX_DOWNLOAD_BYTES = 512 * 1024**2
-EXEC_METADATA_KEY = "pixelbox.exec"
-"""Execute-request metadata telling the kernel's recorder this execution's index."""
 
 
 @dataclass
@@ -93,7 +99,7 @@ class Sandbox:
         )
         size = self.options.workspace_size
         self.layout = Layout.create(self._uid, disk_cap=None if size is None else int(size))
-        registry.register(self)
+        live.register(self)
         try:
             self._input_names = self._copy_inputs(inputs)
             self._start_kernel()
@@ -146,7 +152,7 @@ class Sandbox:
             finally:
                 if hasattr(self, "layout"):
                     self.layout.remove()
-                registry.unregister(self)
+                live.unregister(self)
 
     def restart(self) -> None:
         """Replace the kernel with a fresh one; workspace files are kept, variables are not."""
@@ -200,10 +206,10 @@ class Sandbox:
     def _start_kernel(self) -> None:
         self._join_retired()
         ipc = self.layout.ipc
-        for stale in ("ready.json", "kernel.json", "config.json"):
+        for stale in (READY_FILE, CONNECTION_FILE, CONFIG_FILE):
             (ipc / stale).unlink(missing_ok=True)
         self._connection = connection = write_connection_file(ipc, self.paths.ipc)
-        (ipc / "config.json").write_text(self._kernel_config().to_json())
+        (ipc / CONFIG_FILE).write_text(self._kernel_config().to_json())
         deadline = time.monotonic() + self.options.start_timeout
         self._handle = handle = self._backend.start(self.layout, self.options, self._uid)
         try:
@@ -310,10 +316,10 @@ class Sandbox:
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"tool name must be an identifier, got {name!r}")
         try:
-            encoded = json.dumps(dict(arguments), allow_nan=False)
+            encoded = tool_arguments(dict(arguments))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"tool arguments must be JSON-serializable: {exc}") from None
-        code = f"__pbx__.tool({name!r}, {encoded!r})"
+        code = tool_cell(name, encoded)
         return self._execute_cell(code, {ORIGINAL_SOURCE_METADATA_KEY: code}, timeout)
 
     def _refused(self, error: ErrorInfo) -> Execution:

@@ -88,9 +88,9 @@ def docker_backend(request: pytest.FixtureRequest) -> dict[str, Any]:
 def no_leaks_after_session() -> Iterator[None]:
     """After all tests: no sandbox of this process may remain open or leave anything behind."""
     yield
-    from pixelbox.runtime import registry
+    from pixelbox.runtime import live
 
-    registry.close_all()
+    live.close_all()
     leaks = find_leaks()
     deadline = time.monotonic() + 15
     while leaks and time.monotonic() < deadline:  # a removal still in flight finishes; a leak stays

@@ -19,8 +19,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from PIL import Image
 from traitlets.config import Config
 
+from pixelbox.contract.wire import kind_of
 from pixelbox.kernel import imageio
-from pixelbox.kernel.channel import kind_of
 
 
 def task_image(width: int, height: int, seed: int) -> Image.Image:

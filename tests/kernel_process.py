@@ -17,7 +17,7 @@ from pathlib import Path
 from jupyter_client.blocking import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 
-from pixelbox.kernel.config import KernelConfig
+from pixelbox.contract.config import KernelConfig
 
 
 @contextmanager

@@ -67,6 +67,7 @@ def test_definition_files_are_the_recipe_and_the_in_kernel_package() -> None:
     assert recipe_dir() / "requirements.txt" in files
     assert Path(pixelbox.__file__).resolve() in files
     assert kernel_dir / "__main__.py" in files
+    assert kernel_dir.parent / "contract" / "wire.py" in files
     assert all("__pycache__" not in path.parts for path in files)
     assert not [path for path in files if path.parent == kernel_dir.parent and path.name != "__init__.py"]
 
@@ -99,6 +100,13 @@ def test_tag_follows_the_content_of_the_kernel_package(scratch_sources: Path) ->
     assert original == kernel_image_tag()
     channel = scratch_sources / "pixelbox" / "kernel" / "channel.py"
     channel.write_text(channel.read_text() + "\n# edited\n")
+    assert _tag_of(scratch_sources) != original
+
+
+def test_tag_follows_the_host_kernel_contract(scratch_sources: Path) -> None:
+    original = _tag_of(scratch_sources)
+    wire = scratch_sources / "pixelbox" / "contract" / "wire.py"
+    wire.write_text(wire.read_text() + "\n# edited\n")
     assert _tag_of(scratch_sources) != original
 
 

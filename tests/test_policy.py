@@ -16,8 +16,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from pixelbox.kernel.policy import PolicySettings, PolicyViolation, install
-from pixelbox.kernel.policy_modules import ModuleRules
-from pixelbox.kernel.policy_transform import check_source
+from pixelbox.kernel.policy.modules import ModuleRules
+from pixelbox.kernel.policy.transform import check_source
 
 
 class Recorder:

@@ -1,11 +1,21 @@
-"""Tracer: instrumentation of agent code, the event schema, lineage and replay verification.
+"""Tracer: what agent code did, as canonical events with parameters and image lineage.
 
-The host side of tracing. The recorder that runs inside the kernel, the operation table and
-the canonical implementations live in ``pixelbox.kernel.recorder`` (one copy for both sides).
+Where things are:
+
+- the **event schema**: :mod:`pixelbox.tracer.events` (the typed, validated :class:`Event`); its
+  wire constants (version, fields, statuses, the operation vocabulary) are part of the host-kernel
+  contract, :mod:`pixelbox.contract.events` and :mod:`pixelbox.contract.ops`, and documented in
+  ``docs/events.md``;
+- the **dynamic half**: :mod:`pixelbox.tracer.dynamic` instruments cells on the host (``ast``
+  insertion, cached by hash); the in-kernel recorder (``pixelbox.kernel.recorder``) records what
+  executed;
+- **lineage** of images and artifacts on the host: :mod:`pixelbox.tracer.lineage`;
+- **replay** verification of recorded chains: :mod:`pixelbox.tracer.replay`.
+
+The tracer knows nothing of sandboxes or agents.
 """
 
-from pixelbox.tracer.events import Event, EventFormatError, parse_events, same_operation
-from pixelbox.tracer.instrumented import (
+from pixelbox.tracer.dynamic import (
     ORIGINAL_SOURCE_METADATA_KEY,
     InstrumentationError,
     Instrumented,
@@ -13,6 +23,7 @@ from pixelbox.tracer.instrumented import (
     clear_cache,
     instrument,
 )
+from pixelbox.tracer.events import Event, EventFormatError, parse_events, same_operation
 
 __all__ = [
     "ORIGINAL_SOURCE_METADATA_KEY",

@@ -1,7 +1,7 @@
 """The event schema on the host: a typed, validated view of the records the kernel publishes.
 
 The schema is documented in ``docs/events.md``; its constants live in the in-kernel package
-(``pixelbox.kernel.recorder.schema``) so kernel and host cannot disagree.
+(``pixelbox.contract.events``) so kernel and host cannot disagree.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pixelbox.kernel.recorder.schema import ALL_OPS, EVENT_FIELDS, EVENT_VERSION, OTHER_KINDS, STATUSES, VISUAL_OPS
+from pixelbox.contract.events import ALL_OPS, EVENT_FIELDS, EVENT_VERSION, OTHER_KINDS, STATUSES, VISUAL_OPS
 
 
 class EventFormatError(ValueError):

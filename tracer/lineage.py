@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pixelbox.kernel.recorder.lineage import Lineage, compose, normalize_box
+from pixelbox.contract.geometry import Lineage, compose, normalize_box
 from pixelbox.tracer.events import Event
 
 

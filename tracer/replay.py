@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from pixelbox.kernel.recorder.canonical import apply
+from pixelbox.kernel.atomic.canonical import apply
 from pixelbox.tracer.events import Event
 
 CONSISTENT_AT = 0.90

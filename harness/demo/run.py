@@ -41,7 +41,7 @@ def run_demo(out: str | Path, *, backend: str = "auto", concurrency: int = 1, pr
     """Run the whole demo under ``out`` (earlier demo runs there are replaced)."""
     from pixelbox.harness.agents.replay import ReplayAgent
     from pixelbox.harness.export import export_run
-    from pixelbox.harness.official_vtool import compare_run
+    from pixelbox.harness.export.official_vtool import compare_run
     from pixelbox.harness.runner import run_tasks
     from pixelbox.harness.scoring.run import score_run, write_report
     from pixelbox.harness.tasks import load_tasks

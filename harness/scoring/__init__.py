@@ -5,9 +5,9 @@ Scoring reads episodes through one view (:class:`EpisodeView`); ``score_run`` an
 Definitions and every difference from the official evaluator: docs/scoring.md.
 """
 
-from pixelbox.harness.scoring.episode import EpisodeView, TaskSpec
 from pixelbox.harness.scoring.from_trace import episode_from_trace
 from pixelbox.harness.scoring.run import score_run, write_report
 from pixelbox.harness.scoring.score import score_episode
+from pixelbox.harness.scoring.view import EpisodeView, TaskSpec
 
 __all__ = ["EpisodeView", "TaskSpec", "episode_from_trace", "score_episode", "score_run", "write_report"]

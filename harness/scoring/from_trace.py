@@ -20,7 +20,7 @@ from pixelbox.harness.traces import Trace, read_trace
 from pixelbox.tracer.events import Event
 
 from . import geometry
-from .episode import (
+from .view import (
     INFRASTRUCTURE_ENDS,
     Artifact,
     EpisodeFormatError,

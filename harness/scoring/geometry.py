@@ -5,7 +5,7 @@ from __future__ import annotations
 from pixelbox.tracer.events import Event
 from pixelbox.tracer.lineage import chain_for, root_of
 
-from .episode import Box
+from .view import Box
 
 FULL: Box = (0.0, 0.0, 1000.0, 1000.0)
 

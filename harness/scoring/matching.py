@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from . import geometry
-from .episode import EpisodeView, Interaction
 from .ordering import OrderVerdict, cannot_pass, check_order, count_passed
 from .requirements import Requirement, requirement_of
 from .timeline import Step, timeline
+from .view import EpisodeView, Interaction
 
 SEARCH_BUDGET = 50_000
 """Nodes explored when looking for the best assignment; past it the best one found so far is kept."""

@@ -6,7 +6,7 @@ observable artifact; C_human is the task's ``efficiency.reference_tool_calls``.
 
 from __future__ import annotations
 
-from .episode import EpisodeView
+from .view import EpisodeView
 
 
 def productive_interactions(episode: EpisodeView) -> int:

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pixelbox.tracer.vocabulary import VISUAL_OPS
+from pixelbox.contract.events import VISUAL_OPS
 
-from .episode import Box
+from .view import Box
 
 PRIMITIVES = ("crop", "rotate", "resize", "enhance", "flip")
 """The official reader's five op names, in the order it looks for them inside a verifier name."""

@@ -14,11 +14,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .episode import EpisodeView, episode_to_dict
 from .judges import JudgeCache, build_judges, parse_endpoint
 from .judges.chat import ChatEndpoint
 from .report import summarize, to_markdown
 from .score import ScoringOptions, score_episode
+from .view import EpisodeView, episode_to_dict
 
 SCORES_FILE = "scores.json"
 CACHE_DIR = "judge_cache"

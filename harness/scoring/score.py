@@ -8,7 +8,6 @@ from typing import Any
 from pixelbox.tracer.replay import CONSISTENT_AT
 
 from .answers import check_answer, check_golden
-from .episode import EpisodeView
 from .judges.base import Judge
 from .judges.cache import JudgeCache
 from .judges.chat import ChatEndpoint
@@ -18,6 +17,7 @@ from .results import CheckpointResult, EpisodeScore, fraction
 from .search import SearchVerdict, judge_searches
 from .taxonomy import classify
 from .timeline import timeline
+from .view import EpisodeView
 from .vtrue import Replayer, TrueVerdict, judge_checkpoint
 
 

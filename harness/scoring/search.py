@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .answers import normalize
-from .episode import EpisodeView, SearchCall
 from .judges.cache import JudgeCache, NoCache
 from .judges.chat import ChatEndpoint
+from .view import EpisodeView, SearchCall
 
 PAYLOAD_CHARS = 2000
 MAX_CALLS_SHOWN = 6

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .episode import EpisodeView
 from .results import CheckpointResult, FailureLabel
+from .view import EpisodeView
 
 LABELS = (
     "missing_search",

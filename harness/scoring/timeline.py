@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .episode import EpisodeView, SearchCall, TracedEvent
+from .view import EpisodeView, SearchCall, TracedEvent
 
 
 @dataclass(frozen=True)

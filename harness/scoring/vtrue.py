@@ -23,9 +23,9 @@ from pixelbox.tracer.events import Event
 from pixelbox.tracer.lineage import chain_for
 from pixelbox.tracer.replay import CONSISTENT_AT, verify
 
-from .episode import Artifact, EpisodeView
 from .judges.base import Judge, JudgeVerdict, VisualQuestion
 from .requirements import requirement_of
+from .view import Artifact, EpisodeView
 
 
 @dataclass(frozen=True)

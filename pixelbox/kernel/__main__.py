@@ -1,7 +1,7 @@
 """Kernel entry point: ``python -m pixelbox.kernel --ipc-dir DIR``.
 
 The host writes ``DIR/kernel.json`` (a Jupyter connection file using the ``ipc`` transport,
-so no network interface is needed) and ``DIR/config.json`` (see :mod:`pixelbox.kernel.config`).
+so no network interface is needed) and ``DIR/config.json`` (see :mod:`pixelbox.contract.config`).
 This module starts ipykernel on those sockets, installs the in-kernel layers (policy, image
 I/O, recorder) that the config enables, then writes ``DIR/ready.json`` so the host knows the
 kernel is listening and which pixelbox version it runs.
@@ -16,8 +16,9 @@ import socket
 import sys
 from pathlib import Path
 
-from pixelbox.kernel import KERNEL_PROTOCOL, __version__
-from pixelbox.kernel.config import load_config
+from pixelbox import __version__
+from pixelbox.contract.config import load_config
+from pixelbox.contract.wire import CONFIG_FILE, CONNECTION_FILE, KERNEL_PROTOCOL, READY_FILE
 from pixelbox.kernel.plugins import install_plugins
 
 
@@ -32,9 +33,9 @@ def _write_ready(ipc_dir: Path, problems: list[str]) -> None:
         "interfaces": sorted(name for _, name in socket.if_nameindex()),
         "problems": problems,
     }
-    tmp = ipc_dir / "ready.json.tmp"
+    tmp = ipc_dir / f"{READY_FILE}.tmp"
     tmp.write_text(json.dumps(record))
-    tmp.replace(ipc_dir / "ready.json")
+    tmp.replace(ipc_dir / READY_FILE)
 
 
 def _without_debugger() -> None:
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ipc-dir", required=True, type=Path)
     args = parser.parse_args(argv)
     ipc_dir: Path = args.ipc_dir
-    config = load_config(ipc_dir / "config.json")
+    config = load_config(ipc_dir / CONFIG_FILE)
     os.chdir(config.workspace)
     _without_debugger()
 
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     app.initialize(
         [
             "-f",
-            str(ipc_dir / "kernel.json"),
+            str(ipc_dir / CONNECTION_FILE),
             "--IPKernelApp.no_stdout=False",
             "--InteractiveShell.colors=nocolor",
             "--InteractiveShell.xmode=Plain",

@@ -1,31 +1,17 @@
-"""Side channel from the kernel to the host, multiplexed on the Jupyter iopub stream.
+"""Side channel from the kernel to the host, multiplexed on the Jupyter iopub stream (kernel side).
 
 Structured records (artifacts, trace events, path normalizations) travel as ``display_data``
 messages whose only MIME type is ``application/vnd.pixelbox.<kind>+json``. Riding on iopub
 keeps them in true order with stdout and rich outputs and needs no extra socket; the host
-strips them out of ``Execution.outputs`` and files them under the matching field.
+strips them out of ``Execution.outputs`` and files them under the matching field. The MIME types
+are part of the contract (:mod:`pixelbox.contract.wire`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-MIME_PREFIX = "application/vnd.pixelbox."
-MIME_SUFFIX = "+json"
-
-KINDS = ("artifact", "event", "normalization", "notice")
-
-
-def mime_for(kind: str) -> str:
-    """The MIME type that carries records of ``kind``."""
-    return f"{MIME_PREFIX}{kind}{MIME_SUFFIX}"
-
-
-def kind_of(mime: str) -> str | None:
-    """Inverse of :func:`mime_for`; ``None`` for ordinary MIME types."""
-    if mime.startswith(MIME_PREFIX) and mime.endswith(MIME_SUFFIX):
-        return mime[len(MIME_PREFIX) : -len(MIME_SUFFIX)]
-    return None
+from pixelbox.contract.wire import KINDS, mime_for
 
 
 def publish(kind: str, payload: dict[str, Any] | list[dict[str, Any]]) -> None:

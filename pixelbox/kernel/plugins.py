@@ -14,7 +14,7 @@ import importlib
 import traceback
 from typing import Any
 
-from pixelbox.kernel.config import KernelConfig
+from pixelbox.contract.config import KernelConfig
 
 ALWAYS: tuple[tuple[str, str], ...] = (("streams", "pixelbox.kernel.streams"),)
 LAYERS: tuple[tuple[str, str], ...] = (

@@ -65,12 +65,12 @@ def unlink(tb: TracebackType | None, hidden: FrameTest, keep_head: bool = False)
     return head if head is not None else rest
 
 
-def under(directory: str) -> FrameTest:
-    """A frame test: the frame's code lives in ``directory`` (a resolved path)."""
-    prefix = directory.rstrip("/") + "/"
+def under(*directories: str) -> FrameTest:
+    """A frame test: the frame's code lives in one of ``directories`` (resolved paths)."""
+    prefixes = tuple(directory.rstrip("/") + "/" for directory in directories)
 
     def test(tb: TracebackType) -> bool:
-        return tb.tb_frame.f_code.co_filename.startswith(prefix)
+        return tb.tb_frame.f_code.co_filename.startswith(prefixes)
 
     return test
 

@@ -37,7 +37,7 @@ import pytest
 
 from pixelbox.harness.agents import OpenAIAgent, OpenAIConfig
 from pixelbox.harness.agents.retry import RetryPolicy
-from pixelbox.harness.budgets import BudgetLimits
+from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.runner import RunSummary, run_tasks
 from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import Trace, read_trace

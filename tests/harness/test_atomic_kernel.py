@@ -18,10 +18,10 @@ from kernel_process import running_kernel
 from PIL import Image
 
 from pixelbox import __version__
+from pixelbox.contract.config import KernelConfig
+from pixelbox.contract.tools import TOOL_SPECS, ToolError, check_arguments, function_schema, parse_call
+from pixelbox.contract.wire import kind_of
 from pixelbox.kernel import KERNEL_PROTOCOL
-from pixelbox.kernel.atomic_spec import TOOL_SPECS, ToolError, check_arguments, function_schema, parse_call
-from pixelbox.kernel.channel import kind_of
-from pixelbox.kernel.config import KernelConfig
 from pixelbox.tracer import ORIGINAL_SOURCE_METADATA_KEY, instrument
 from pixelbox.tracer.events import parse_events, same_operation
 from tests.tracer.conftest import make_test_image

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pixelbox.harness.budgets import Budget, BudgetLimits
+from pixelbox.harness.episode.budgets import Budget, BudgetLimits
 
 
 class Clock:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pixelbox.harness.codemode import extract_answer, extract_code, has_bare_fence, parse_turn
-from pixelbox.harness.prompts import PromptTemplates, TemplateError, prompt_values
+from pixelbox.harness.episode.codemode import extract_answer, extract_code, has_bare_fence, parse_turn
+from pixelbox.harness.episode.prompts import PromptTemplates, TemplateError, prompt_values
 
 
 @pytest.mark.parametrize(

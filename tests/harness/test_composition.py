@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pixelbox.harness.agents import Agent, OpenAIAgent, OpenAIConfig, ReplayAgent, summarize_messages, text_part
-from pixelbox.harness.budgets import Budget, BudgetLimits
+from pixelbox.harness.episode.budgets import Budget, BudgetLimits
 from pixelbox.harness.traces import RunDirectory, read_trace
 from pixelbox.harness.web import SerperProvider, WebCache, WebTools
 from tests.harness.servers import ChatCompletionsServer, SerperServer, completion

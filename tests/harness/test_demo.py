@@ -16,7 +16,7 @@ from pixelbox.cli import main
 from pixelbox.harness.agents.replay import ReplayAgent
 from pixelbox.harness.demo import DEMO_TASKS, RECORDINGS, write_demo
 from pixelbox.harness.export import export_run
-from pixelbox.harness.official_vtool import compare_run
+from pixelbox.harness.export.official_vtool import compare_run
 from pixelbox.harness.scoring.requirements import requirement_of
 from pixelbox.harness.scoring.run import score_run
 from pixelbox.harness.scoring.vtrue import question_of

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from pixelbox.harness.agents import OpenAIAgent, OpenAIConfig, ReplayAgent
-from pixelbox.harness.budgets import BudgetLimits
+from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.runner import run_tasks
 from pixelbox.harness.traces import read_trace
 from pixelbox.harness.web import WEB_TOOLS, SerperProvider, WebTools

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from pixelbox.harness.export import ExportError, export_run
-from pixelbox.harness.official_vtool import verdicts_for_export
+from pixelbox.harness.export.official_vtool import verdicts_for_export
 from pixelbox.harness.traces import read_trace
 from tests.harness.demo_runs import QUERY, demo_tasks, run_mode, web_cache, write_recordings
 

@@ -11,7 +11,7 @@ from pixelbox.harness.agents import ReplayAgent
 from pixelbox.harness.runner import run_tasks
 from pixelbox.harness.tasks import Task
 from pixelbox.harness.web import WebTools
-from pixelbox.runtime import SandboxOptions, registry
+from pixelbox.runtime import SandboxOptions, live
 from tests.conftest import find_leaks
 from tests.harness.episodes import make_task, trace_of
 
@@ -32,7 +32,7 @@ def turns_for(task: Task) -> list[Any]:
 
 def test_sixteen_concurrent_episodes_finish_without_leaks(tmp_path: Path) -> None:
     tasks = [make_task(tmp_path / "data", f"c-{k}") for k in range(EPISODES)]
-    live_before, leaks_before = registry.live_count(), find_leaks()
+    live_before, leaks_before = live.live_count(), find_leaks()
     summary = run_tasks(
         tasks,
         agent_factory=lambda task: ReplayAgent.from_turns(turns_for(task)),
@@ -53,5 +53,5 @@ def test_sixteen_concurrent_episodes_finish_without_leaks(tmp_path: Path) -> Non
         stored = trace.of_kind("observation")[0]["images"][0]["stored"]
         with Image.open(tmp_path / "run" / stored) as strip:
             assert strip.size == (20 + k, 50)
-    assert registry.live_count() == live_before
+    assert live.live_count() == live_before
     assert find_leaks() == leaks_before  # sandboxes other tests hold open stay, ours are gone

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pixelbox.harness.scoring.episode import TaskSpec
+from pixelbox.harness.scoring.view import TaskSpec
 from pixelbox.harness.tasks import Task, TaskSourceError, ValidationError, load_tasks
 from tests.harness.servers import png_bytes
 

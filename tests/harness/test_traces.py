@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pixelbox.harness.agents import AgentTurn, ToolCall, Usage
-from pixelbox.harness.budgets import BudgetHit
+from pixelbox.harness.episode.budgets import BudgetHit
 from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import (
     TRACE_VERSION,

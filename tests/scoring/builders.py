@@ -15,7 +15,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from pixelbox.harness.scoring.episode import (
+from pixelbox.harness.scoring.view import (
     Artifact,
     EpisodeView,
     Interaction,

@@ -6,11 +6,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pixelbox.harness.scoring.episode import Artifact, EpisodeView
 from pixelbox.harness.scoring.from_trace import episode_from_trace, find_traces
 from pixelbox.harness.scoring.judges import GeometricJudge
 from pixelbox.harness.scoring.run import score_run
 from pixelbox.harness.scoring.score import score_episode
+from pixelbox.harness.scoring.view import Artifact, EpisodeView
 from pixelbox.harness.traces import RunDirectory
 from pixelbox.runtime.execution import Execution
 from tests.scoring.builders import code_episode

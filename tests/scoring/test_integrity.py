@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from pixelbox.cli import main
-from pixelbox.harness.scoring.episode import EpisodeView, TracedEvent
 from pixelbox.harness.scoring.from_trace import episode_from_trace
 from pixelbox.harness.scoring.judges import GeometricJudge
 from pixelbox.harness.scoring.run import score_run, write_report
 from pixelbox.harness.scoring.score import ScoringOptions, score_episode
+from pixelbox.harness.scoring.view import EpisodeView, TracedEvent
 from pixelbox.harness.scoring.vtrue import Replayer
 from pixelbox.tracer.replay import CONSISTENT_AT
 from tests.scoring.builders import EVIDENCE, SIGN_PX, atomic_episode, code_episode, event, save_artifact

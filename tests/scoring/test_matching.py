@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from pixelbox.harness.scoring.episode import EpisodeView, TracedEvent
 from pixelbox.harness.scoring.matching import match_checkpoints
 from pixelbox.harness.scoring.ordering import cannot_pass
 from pixelbox.harness.scoring.requirements import CheckpointError, requirement_of
 from pixelbox.harness.scoring.timeline import timeline
+from pixelbox.harness.scoring.view import EpisodeView, TracedEvent
 from tests.scoring.builders import CROP_PARAMS, EVIDENCE, atomic_episode, code_episode, event, task
 
 SIGN = [60.0, 700.0, 460.0, 950.0]

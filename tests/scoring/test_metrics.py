@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pixelbox.harness.scoring.episode import Interaction, TracedEvent
 from pixelbox.harness.scoring.judges import ChatEndpoint, GeometricJudge, OcrJudge, VlmJudge
 from pixelbox.harness.scoring.overthink import overthink, productive_interactions
 from pixelbox.harness.scoring.score import score_episode
+from pixelbox.harness.scoring.view import Interaction, TracedEvent
 from pixelbox.harness.scoring.vtrue import candidate_artifacts, judge_checkpoint
 from tests.harness.servers import ChatCompletionsServer as ChatServer
 from tests.scoring.builders import (

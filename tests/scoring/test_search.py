@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from pixelbox.harness.scoring.episode import SearchCall
 from pixelbox.harness.scoring.judges import ChatEndpoint, JudgeCache
 from pixelbox.harness.scoring.search import expected_of, judge_searches, parse_verdict
+from pixelbox.harness.scoring.view import SearchCall
 from tests.harness.servers import ChatCompletionsServer as ChatServer
 from tests.scoring.builders import atomic_episode, code_episode, task
 

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image, ImageFilter
 
 import pixelbox.kernel.recorder as recorder_pkg
-from pixelbox.kernel.recorder import canonical
+from pixelbox.kernel.atomic import canonical
 from pixelbox.tracer.events import Event, parse_events, same_operation
 from pixelbox.tracer.lineage import artifact_chain
 from pixelbox.tracer.replay import replay_chain, similarity, verify

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from pixelbox.contract.wire import RECORDER_NAME
 from pixelbox.kernel.recorder import Recorder
 from pixelbox.tracer import cache_info, instrument
-from pixelbox.tracer.instrument import RECORDER_NAME
 
 
 def run_both(source: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -16,9 +16,9 @@ from jupyter_client.blocking import BlockingKernelClient
 from kernel_process import running_kernel
 
 from pixelbox import __version__
+from pixelbox.contract.config import KernelConfig
+from pixelbox.contract.wire import kind_of
 from pixelbox.kernel import KERNEL_PROTOCOL
-from pixelbox.kernel.channel import kind_of
-from pixelbox.kernel.config import KernelConfig
 from pixelbox.tracer import ORIGINAL_SOURCE_METADATA_KEY, instrument
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

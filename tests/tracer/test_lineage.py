@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 import pixelbox.kernel.recorder as recorder_pkg
-from pixelbox.kernel.recorder.lineage import normalize_box
+from pixelbox.contract.geometry import normalize_box
 from pixelbox.tracer.events import parse_events
 from pixelbox.tracer.lineage import LineageError, artifact_chain, chain_for, root_of
 from tests.tracer.conftest import Kernelish

@@ -10,12 +10,11 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from pixelbox.kernel.channel import mime_for
+from pixelbox.contract.events import ALL_OPS, EVENT_FIELDS
+from pixelbox.contract.wire import mime_for
 from pixelbox.kernel.recorder import Recorder, ShellHooks
-from pixelbox.kernel.recorder.ops import OpTable, resolve
-from pixelbox.kernel.recorder.schema import ALL_OPS, EVENT_FIELDS
+from pixelbox.kernel.recorder.ops import OpTable, api_table, resolve
 from pixelbox.tracer.events import Event, EventFormatError
-from pixelbox.tracer.vocabulary import api_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "events.md"
 OPTIONAL_MODULES = (

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..episode import Artifact, Box
+from ..view import Artifact, Box
 
 
 @dataclass(frozen=True)

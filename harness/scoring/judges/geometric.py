@@ -13,7 +13,7 @@ from pathlib import Path
 from PIL import Image
 
 from .. import geometry
-from ..episode import Artifact
+from ..view import Artifact
 from .base import JudgeVerdict, VisualQuestion
 
 

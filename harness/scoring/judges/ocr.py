@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from ..episode import Artifact
+from ..view import Artifact
 from .base import JudgeVerdict, VisualQuestion
 from .cache import JudgeCache, NoCache
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..answers import short_answer_matches
-from ..episode import Artifact
+from ..view import Artifact
 from .base import JudgeVerdict, VisualQuestion
 from .cache import JudgeCache, NoCache
 from .chat import ChatEndpoint

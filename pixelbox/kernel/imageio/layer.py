@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from pixelbox.kernel import channel
-from pixelbox.kernel.imageio import lineage
+from pixelbox.kernel.imageio import recorder_link
 from pixelbox.kernel.imageio.paths import IMAGE_EXTENSIONS, extension, extension_for_format, path_text
 from pixelbox.kernel.imageio.profiles import (
     PROFILES,
@@ -122,7 +122,7 @@ class IOLayer:
             result, record = self.store.capture(
                 asked=asked, kind=kind, api=api, ext=ext, write=write, site=where, pixels=pixels
             )
-            self._lineage(lineage.link_artifact, obj, record)
+            self._lineage(recorder_link.link_artifact, obj, record)
         return result, record
 
     def read_target(self, target: Any) -> str | None:
@@ -149,7 +149,7 @@ class IOLayer:
         key = resolution.root_key
         if key is not None and obj is not None:
             with self.guard():
-                self._lineage(lineage.register_root, obj, key)
+                self._lineage(recorder_link.register_root, obj, key)
         return obj
 
     def notice(self, message: str) -> None:
@@ -198,7 +198,7 @@ class IOLayer:
                     loaded = opened.copy()
                 for variable in variables:
                     self.shell.user_ns[variable] = loaded
-                self._lineage(lineage.register_root, loaded, f"input:{image.index}")
+                self._lineage(recorder_link.register_root, loaded, f"input:{image.index}")
 
     def pre_run_cell(self, info: Any) -> None:
         """Reset the per-execution caps before each cell."""
@@ -247,7 +247,7 @@ class IOLayer:
                 opened.load()
                 image = opened.copy()
             self.shell.user_ns[variable] = image
-            self._lineage(lineage.register_root, image, f"artifact:{record['index']}")
+            self._lineage(recorder_link.register_root, image, f"artifact:{record['index']}")
 
     def _lineage(self, link: Callable[[Any, Any], None], obj: Any, value: Any) -> None:
         try:

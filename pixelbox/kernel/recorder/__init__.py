@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pixelbox.contract.events import EVENT_VERSION
 from pixelbox.kernel.recorder.core import Recorder
 from pixelbox.kernel.recorder.hooks import ShellHooks, strip_recorder_frames
-from pixelbox.kernel.recorder.schema import EVENT_VERSION
 
 _RECORDER: Recorder | None = None
 _HOOKS: ShellHooks | None = None

@@ -1,6 +1,6 @@
 """The recorder: the object instrumented cells call (bound as ``__pbx__``) and its event buffer.
 
-Instrumented code calls ``c``/``s``/``t``/``sub``/``inv``/``gt``... (see ``pixelbox.tracer.instrument``).
+Instrumented code calls ``c``/``s``/``t``/``sub``/``inv``/``gt``... (see ``pixelbox.tracer.dynamic.rewrite``).
 They return the callee unchanged unless it is an image operation, so ordinary calls run in the
 agent's own frame. Recording never raises into the agent's code: a failure to describe a call
 is counted and reported as a trace problem instead.
@@ -17,9 +17,10 @@ from operator import methodcaller
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
+from pixelbox.contract.events import EVENT_VERSION
+from pixelbox.contract.geometry import IDENTITY, Lineage, clip_box, normalize_box
 from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import Registry, is_image, size_of
-from pixelbox.kernel.recorder.lineage import IDENTITY, Lineage, clip_box, normalize_box
 from pixelbox.kernel.recorder.ops import OpTable, Spec
 from pixelbox.kernel.recorder.ops.arrays import (
     bitwise_invert,
@@ -29,7 +30,6 @@ from pixelbox.kernel.recorder.ops.arrays import (
     subscript,
 )
 from pixelbox.kernel.recorder.ops.base import CHAINED, Args, Observed, transpose_obs
-from pixelbox.kernel.recorder.schema import EVENT_VERSION
 
 _MIN_SLICE_SIDE = 4
 MAX_EVENTS_PER_EXECUTION = 20_000

@@ -16,13 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pixelbox.contract.wire import EXEC_METADATA_KEY, ORIGINAL_SOURCE_METADATA_KEY, RECORDER_NAME
 from pixelbox.kernel.recorder.core import Recorder
 from pixelbox.kernel.tracebacks import add_traceback_filter, strip_frames, under
 
-RECORDER_NAME = "__pbx__"
-ORIGINAL_KEY = "pixelbox.original"
-EXEC_KEY = "pixelbox.exec"
-"""Metadata key under which the host sends its own execution index, so events number like results."""
 _RECORDER_DIR = str(Path(__file__).resolve().parent)
 _is_recorder_frame = under(_RECORDER_DIR)
 _ORIGINAL_METHODS = {
@@ -67,10 +64,10 @@ class ShellHooks:
         self.recorder.begin()
         self.recorder.problems.extend(problems)
         metadata = self._parent_metadata()
-        host_index = metadata.get(EXEC_KEY)
+        host_index = metadata.get(EXEC_METADATA_KEY)
         if isinstance(host_index, int) and not isinstance(host_index, bool):
             self.recorder.exec_index = host_index
-        source = metadata.get(ORIGINAL_KEY)
+        source = metadata.get(ORIGINAL_SOURCE_METADATA_KEY)
         self.original_source = source if isinstance(source, str) else self.original_source
 
     def post_run_cell(self, result: Any = None) -> None:

@@ -11,8 +11,8 @@ import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from pixelbox.contract.geometry import Lineage
 from pixelbox.kernel.recorder import libs
-from pixelbox.kernel.recorder.lineage import Lineage
 
 if TYPE_CHECKING:
     import numpy as np

@@ -185,4 +185,13 @@ class OpTable:
         return problems
 
 
-__all__ = ["OpTable", "Spec", "key_of", "resolve", "resolve_owner"]
+def api_table() -> dict[str, str]:
+    """Every API the recorder knows, by public dotted name, mapped to its default canonical op.
+
+    Some APIs refine the op from their arguments at run time (``convert("L")`` is ``grayscale``,
+    ``cv2.addWeighted`` with a negative weight is ``sharpen``...).
+    """
+    return {path: spec.op for path, spec in sorted(OpTable().specs.items())}
+
+
+__all__ = ["OpTable", "Spec", "api_table", "key_of", "resolve", "resolve_owner"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pixelbox.contract.geometry import crop_map, flip_map, scale_map
 from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import is_image, size_of
-from pixelbox.kernel.recorder.lineage import crop_map, flip_map, scale_map
 from pixelbox.kernel.recorder.ops.base import (
     CHAINED,
     Args,

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pixelbox.kernel.recorder.images import is_image, size_of
-from pixelbox.kernel.recorder.lineage import (
+from pixelbox.contract.geometry import (
     IDENTITY,
     Affine,
     crop_map,
@@ -17,6 +16,7 @@ from pixelbox.kernel.recorder.lineage import (
     scale_map,
     transpose_map,
 )
+from pixelbox.kernel.recorder.images import is_image, size_of
 
 
 class Args:

@@ -6,9 +6,9 @@ import math
 from functools import lru_cache
 from typing import Any
 
+from pixelbox.contract.geometry import Affine, crop_map, is_right_angle
 from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import size_of
-from pixelbox.kernel.recorder.lineage import Affine, crop_map, is_right_angle
 from pixelbox.kernel.recorder.ops.base import (
     Args,
     Observed,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pixelbox.contract.geometry import compose, crop_map, scale_map
 from pixelbox.kernel.recorder.images import size_of
-from pixelbox.kernel.recorder.lineage import compose, crop_map, scale_map
 from pixelbox.kernel.recorder.ops.base import (
     Args,
     Observed,

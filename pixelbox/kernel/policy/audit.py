@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterable
 from typing import Any
 
-from pixelbox.kernel.policy_errors import PolicyPermissionError
+from pixelbox.kernel.policy.errors import PolicyPermissionError
 
 PROCESS_EVENTS = frozenset(
     {

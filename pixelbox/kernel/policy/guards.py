@@ -26,13 +26,13 @@ from typing import Any
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-from pixelbox.kernel.channel import MIME_PREFIX
-from pixelbox.kernel.policy_errors import (
+from pixelbox.contract.wire import MIME_PREFIX
+from pixelbox.kernel.policy.errors import (
     PolicyAttributeError,
     PolicyImportError,
     PolicyPermissionError,
 )
-from pixelbox.kernel.policy_modules import EnvironView, ModuleGate, ModuleProxy
+from pixelbox.kernel.policy.modules import EnvironView, ModuleGate, ModuleProxy
 
 DENIED_ATTRIBUTES = INSPECT_ATTRIBUTES | {"ctypes"}
 """Attributes refused besides '_' names: frames, code objects, and numpy's raw-pointer view."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pixelbox.harness.export_trace import EpisodeRecords, Step
+from pixelbox.harness.traces.episode import EpisodeRecords, Step
 
 SHOWN_KEYS = ("shown", "shown_text", "observation_text", "message", "text")
 """Observation fields a harness may use for the text it showed the model; the first string found wins."""

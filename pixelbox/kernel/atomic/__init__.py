@@ -3,10 +3,10 @@
 The host sends the uninstrumented cell ``__pbx__.tool(NAME, ARGUMENTS_JSON)``
 (``Sandbox.call_tool``); :meth:`Recorder.tool` delegates here. One call:
 
-1. checks the arguments against the published schema (:mod:`pixelbox.kernel.atomic_spec`);
+1. checks the arguments against the published schema (:mod:`pixelbox.contract.tools`);
 2. fetches image ``image_index``: the task inputs first (0, 1, ...), then every artifact captured
    so far, by the index the I/O layer gave it;
-3. runs the canonical implementation (:mod:`pixelbox.kernel.recorder.canonical`), which records
+3. runs the canonical implementation (:mod:`pixelbox.kernel.atomic.canonical`), which records
    the same canonical event code mode would, with api ``pixelbox.tools.<name>`` and no source;
 4. captures the result through the I/O layer as a new artifact (capture kind ``tool``), so it gets
    the next index and the profile's name, and the recorder links it to the event's output;
@@ -23,13 +23,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from pixelbox.kernel.atomic_spec import TOOL_SPECS, ToolError, parse_call
+from pixelbox.contract.tools import TOOL_SPECS, ToolError, parse_call
+from pixelbox.contract.wire import ADD_IMAGE, RAW_ARGUMENTS_KEY
+from pixelbox.contract.wire import TOOL_API_PREFIX as API_PREFIX
 
-API_PREFIX = "pixelbox.tools."
-ADD_IMAGE = "add_image"
-"""Internal tool the harness uses to put a downloaded image (already uploaded to the workspace) in the list."""
-RAW_ARGUMENTS_KEY = "__pixelbox_raw_arguments__"
-"""Arguments that were not a JSON object travel as ``{RAW_ARGUMENTS_KEY: text}`` and are judged as that text."""
 _WORKING_MODES = ("RGB", "RGBA", "L")
 
 __all__ = ["ADD_IMAGE", "RAW_ARGUMENTS_KEY", "TOOL_SPECS", "ImageRef", "ToolError", "available_images", "run_tool"]
@@ -116,7 +113,7 @@ def _load(layer: Any, ref: ImageRef) -> Any:
     """Decode the image file (unpatched), in a mode every tool handles, registered under its lineage key."""
     from PIL import Image
 
-    from pixelbox.kernel.imageio import lineage
+    from pixelbox.kernel.imageio import recorder_link
 
     with layer.guard(), Image.open(ref.path) as opened:
         opened.load()
@@ -124,12 +121,12 @@ def _load(layer: Any, ref: ImageRef) -> Any:
     if image.mode not in _WORKING_MODES:
         has_alpha = "A" in image.getbands() or "transparency" in image.info
         image = image.convert("RGBA" if has_alpha else "RGB")
-    lineage.register_root(image, ref.key)
+    recorder_link.register_root(image, ref.key)
     return image
 
 
 def _apply(name: str, image: Any, kwargs: dict[str, Any]) -> Any:
-    from pixelbox.kernel.recorder import canonical
+    from pixelbox.kernel.atomic import canonical
 
     try:
         return canonical.TOOLS[name](image, **kwargs)

@@ -127,9 +127,9 @@ def _friendly(func: Command) -> Command:
 
     def run(args: argparse.Namespace) -> int:
         from pixelbox.harness.export import ExportError
-        from pixelbox.harness.scoring.episode import EpisodeFormatError
         from pixelbox.harness.scoring.judges import JudgeEndpointError, JudgeSpecError, OcrUnavailable
         from pixelbox.harness.scoring.run import RunDirError
+        from pixelbox.harness.scoring.view import EpisodeFormatError
         from pixelbox.harness.tasks import TaskSourceError, ValidationError
         from pixelbox.harness.traces import TraceFormatError
 

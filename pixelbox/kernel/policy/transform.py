@@ -3,7 +3,7 @@
 RestrictedPython rejects names and attributes starting with '_', ``exec``/``eval`` calls,
 star imports and unknown syntax, and rewrites attribute reads, subscripts, iteration,
 unpacking and star-calls into calls of guard functions (``_getattr_``, ``_getitem_``...)
-that :mod:`pixelbox.kernel.policy_guards` supplies. Departures from stock RestrictedPython,
+that :mod:`pixelbox.kernel.policy.guards` supplies. Departures from stock RestrictedPython,
 each so that ordinary image code keeps working:
 
 - ``print`` stays the real builtin (stdout), not RestrictedPython's ``printed`` collector;
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from pixelbox.kernel.policy_errors import PolicyRejection, static_message
+from pixelbox.kernel.policy.errors import PolicyRejection, static_message
 
 RESERVED_PREFIX = "__pbx"
 SHELL_NAMES = frozenset({"get_ipython"})

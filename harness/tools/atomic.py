@@ -1,7 +1,7 @@
 """The 14 atomic image tools on the host side: their function-calling schemas and dispatch to the sandbox.
 
 The schemas come from the same table the kernel validates against
-(:mod:`pixelbox.kernel.atomic_spec`), so what the model is told and what the kernel accepts agree.
+(:mod:`pixelbox.contract.tools`), so what the model is told and what the kernel accepts agree.
 A call is sent to the sandbox verbatim (arguments as the model wrote them): validation, the image
 lookup, the canonical operation and the capture all happen in the kernel, and a bad call comes
 back as an ``Execution`` with status ``error`` and a ``ToolError`` saying what is valid.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from pixelbox.kernel.atomic import ADD_IMAGE, RAW_ARGUMENTS_KEY
-from pixelbox.kernel.atomic_spec import TOOL_SPECS, function_schema
+from pixelbox.contract.tools import TOOL_SPECS, function_schema
+from pixelbox.contract.wire import ADD_IMAGE, RAW_ARGUMENTS_KEY, tool_cell
 from pixelbox.runtime.execution import Execution
 
 ATOMIC_TOOLS: tuple[str, ...] = tuple(TOOL_SPECS)
@@ -63,11 +63,6 @@ def call_tool(sandbox: Any, name: str, arguments_json: str, *, timeout: float | 
 def add_image(sandbox: Any, kernel_path: str, url: str, *, timeout: float | None = None) -> Execution:
     """Make an image file already uploaded to the workspace the next image (downloads)."""
     return call_tool(sandbox, ADD_IMAGE, json.dumps({"path": kernel_path, "url": url}), timeout=timeout)
-
-
-def tool_cell(name: str, arguments_json: str) -> str:
-    """The cell that runs one tool call in the kernel (what ``Sandbox.call_tool`` sends)."""
-    return f"__pbx__.tool({name!r}, {arguments_json!r})"
 
 
 def _as_object(arguments_json: str) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ For every episode trace ``RUN/episodes/<task_id>.jsonl`` it writes ``OUT/{mode}/
 - ``orig.png`` (``orig_K.png`` for several inputs) and ``task.json`` (the task; ``run_meta.task_file``);
 - ``tool_images/``: every artifact the episode produced, copied from the run;
 - ``model_answer.txt``, ``conversation.json``, ``tool_use_list.json`` (true chronological order,
-  see :mod:`pixelbox.harness.export_tools`), ``run_meta.json``;
+  see :mod:`pixelbox.harness.export.tool_use`), ``run_meta.json``;
 - ``raw_model_output_turn_K.txt`` and ``model_code_turn_K.py`` (K from 0), ``search_cache/``.
 
 An unfinished episode is exported without ``run_meta.json``, which is how the official evaluator
@@ -26,9 +26,9 @@ from typing import Any
 
 from PIL import Image
 
-from pixelbox.harness.export_conversation import code_files, conversation, raw_turn_text
-from pixelbox.harness.export_tools import effective_calls, tool_use_list
-from pixelbox.harness.export_trace import EpisodeRecords, ExportError, read_episode
+from pixelbox.harness.export.conversation import code_files, conversation, raw_turn_text
+from pixelbox.harness.export.tool_use import effective_calls, tool_use_list
+from pixelbox.harness.traces.episode import EpisodeRecords, ExportError, read_episode
 from pixelbox.harness.web.cache import CACHE_VERSION, cache_key, normalize_args
 
 __all__ = ["ExportError", "ExportedEpisode", "export_episode", "export_run"]

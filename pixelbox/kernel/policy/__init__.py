@@ -2,14 +2,14 @@
 
 Installed first of the in-kernel layers (see :mod:`pixelbox.kernel.plugins`). After it:
 
-- every cell is checked and rewritten at compile time (:mod:`pixelbox.kernel.policy_transform`);
+- every cell is checked and rewritten at compile time (:mod:`pixelbox.kernel.policy.transform`);
   a violation fails the cell as ``PolicyViolation`` naming rule and line, and nothing in it runs;
-- cells run with a restricted ``__builtins__`` (:mod:`pixelbox.kernel.policy_guards`) whose
+- cells run with a restricted ``__builtins__`` (:mod:`pixelbox.kernel.policy.guards`) whose
   guards hide '_' attributes, gate modules against the allow-list and hand out ``os``/``io``
-  proxies (:mod:`pixelbox.kernel.policy_modules`);
+  proxies (:mod:`pixelbox.kernel.policy.modules`);
 - while a cell runs, an audit hook refuses processes, network, ctypes, links, pseudo-file
   systems and destructive file operations outside writable places, whoever asks
-  (:mod:`pixelbox.kernel.policy_audit`).
+  (:mod:`pixelbox.kernel.policy.audit`).
 
 It is a layer, not the wall: the container or the local backend's OS limits are what contain
 code that gets past it (see ``docs/policy.md``).
@@ -28,23 +28,24 @@ from pathlib import Path
 from types import MethodType, TracebackType
 from typing import Any
 
-from pixelbox.kernel import policy_audit, tracebacks
-from pixelbox.kernel.policy_errors import (
+from pixelbox.kernel import tracebacks
+from pixelbox.kernel.policy import audit
+from pixelbox.kernel.policy.errors import (
     PolicyAttributeError,
     PolicyImportError,
     PolicyPermissionError,
     PolicyRejection,
     PolicyViolation,
 )
-from pixelbox.kernel.policy_guards import Guards, build_builtins, guarded_display, make_open, substitutes
-from pixelbox.kernel.policy_modules import (
+from pixelbox.kernel.policy.guards import Guards, build_builtins, guarded_display, make_open, substitutes
+from pixelbox.kernel.policy.modules import (
     ModuleGate,
     ModuleRules,
     make_display_proxy,
     make_io_proxy,
     make_os_proxy,
 )
-from pixelbox.kernel.policy_transform import PolicyAstHook
+from pixelbox.kernel.policy.transform import PolicyAstHook
 
 __all__ = [
     "PolicyAttributeError",
@@ -59,7 +60,9 @@ __all__ = [
 SECTION_KEYS = frozenset({"enabled", "extra_modules", "deny_modules", "writable_dirs", "reserved_names"})
 SHELL_ENTRIES = ("get_ipython", "exit", "quit", "open")
 """What IPython puts in the user namespace that would shadow the policy's builtins."""
-_in_kernel_package = tracebacks.under(str(Path(__file__).resolve().parent))
+_PIXELBOX_DIR = Path(__file__).resolve().parents[2]
+_in_kernel_package = tracebacks.under(str(_PIXELBOX_DIR / "kernel"), str(_PIXELBOX_DIR / "contract"))
+"""Frames of the in-kernel package and of the contract it runs (both shipped into the kernel)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ class PolicyLayer:
         self.shell = shell
         self.settings = settings
         rules = ModuleRules(settings.extra_modules, settings.deny_modules)
-        self.open = make_open(policy_audit.check_open_path)
+        self.open = make_open(audit.check_open_path)
         display = _ipython_display()
         proxies = {"os": make_os_proxy(), "io": make_io_proxy(self.open)}
         if display is not None:
@@ -123,8 +126,8 @@ class PolicyLayer:
         ns = self.shell.user_ns
         self.shell_entries = {name: ns[name] for name in SHELL_ENTRIES if name in ns}
         self.enforce()
-        policy_audit.STATE.configure(policy_audit.default_writable(os.getcwd(), self.settings.writable_dirs))
-        policy_audit.install_hook()
+        audit.STATE.configure(audit.default_writable(os.getcwd(), self.settings.writable_dirs))
+        audit.install_hook()
         self.shell.events.register("pre_execute", self.pre_execute)
         self.shell.events.register("post_execute", self.post_execute)
         tracebacks.add_traceback_filter(self.shell, self.clean_traceback)
@@ -187,11 +190,11 @@ class PolicyLayer:
     def pre_execute(self) -> None:
         """Before each execution: re-assert the policy and switch the audit hook on."""
         self.enforce()
-        policy_audit.begin()
+        audit.begin()
 
     def post_execute(self) -> None:
         """After each execution: switch the audit hook off."""
-        policy_audit.end()
+        audit.end()
 
 
 def _same_entry(current: Any, installed: Any) -> bool:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from pixelbox.tracer.cache import LRUCache
-from pixelbox.tracer.instrument import mask_magics, reserved_uses, rewrite
-
-ORIGINAL_SOURCE_METADATA_KEY = "pixelbox.original"
-"""Key of the execute_request metadata under which the runtime sends the agent's own code."""
+from pixelbox.contract.wire import ORIGINAL_SOURCE_METADATA_KEY
+from pixelbox.tracer.dynamic.cache import LRUCache
+from pixelbox.tracer.dynamic.rewrite import mask_magics, reserved_uses, rewrite
 
 
 @dataclass(frozen=True)

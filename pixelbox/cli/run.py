@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pixelbox.harness.budgets import BudgetLimits
 from pixelbox.harness.episode import RETRYABLE_STATUSES
+from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.runner import RunSummary, WebConfig, run_tasks
 from pixelbox.harness.tasks import Task, load_tasks
 from pixelbox.harness.traces import parse_shard
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pixelbox.harness.prompts import PromptTemplates
+    from pixelbox.harness.episode.prompts import PromptTemplates
     from pixelbox.runtime.options import SandboxOptions
 
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None

@@ -150,6 +150,6 @@ def compare_run(scores: dict[str, Any], export_root: str | Path) -> list[dict[st
 
 def _component(text: str) -> str:
     """The path component the exporter uses for a model or task id."""
-    from pixelbox.harness.export import path_component
+    from pixelbox.harness.export.layout import path_component
 
     return path_component(text)

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pixelbox.harness.traces import read_trace
+from pixelbox.harness.traces.store import read_trace
 from pixelbox.tracer.events import Event
 from pixelbox.tracer.lineage import chain_for
 

@@ -27,7 +27,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-RECORDER_NAME = "__pbx__"
+from pixelbox.contract.wire import RECORDER_NAME
+
 RESERVED_PREFIX = "__pbx"
 
 _MAGIC_LINE = re.compile(r"^([ \t]*)([%!].*)$")

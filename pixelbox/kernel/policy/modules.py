@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-from pixelbox.kernel.policy_errors import PolicyImportError, PolicyPermissionError
+from pixelbox.kernel.policy.errors import PolicyImportError, PolicyPermissionError
 
 ALLOWED_MODULES: frozenset[str] = frozenset(
     {
@@ -145,7 +145,7 @@ OS_ALLOWED: frozenset[str] = frozenset(
     }
 )
 """The part of ``os`` model code may use; destructive calls are limited to writable places
-by the audit hook (:mod:`pixelbox.kernel.policy_audit`)."""
+by the audit hook (:mod:`pixelbox.kernel.policy.audit`)."""
 
 IO_DENIED: frozenset[str] = frozenset({"open_code"})
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pixelbox.harness.agents.base import Message
 from pixelbox.harness.agents.messages import image_part, text_part
-from pixelbox.harness.imagebook import ImageEntry
+from pixelbox.harness.episode.imagebook import ImageEntry
 from pixelbox.runtime.execution import Execution
 
 DEFAULT_TEXT_CHARS = 8000

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pixelbox.harness.export_trace import EpisodeRecords, Step, iso_time
+from pixelbox.harness.traces.episode import EpisodeRecords, Step, iso_time
 from pixelbox.tracer.events import Event
 
 EXEC_TOOL = "run_visual_processing_code"

@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pixelbox.harness.atomic_tools import add_image
-from pixelbox.harness.imagebook import ImageBook
+from pixelbox.harness.episode.imagebook import ImageBook
+from pixelbox.harness.tools.atomic import add_image
 from pixelbox.harness.web import WEB_TOOLS, ToolResult, WebTools
 from pixelbox.runtime.execution import Execution
 

@@ -21,22 +21,22 @@ from typing import Any, Literal
 
 from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
 from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
-from pixelbox.harness.atomic_tools import atomic_schemas, atomic_tool_lines, call_tool, is_atomic_tool
-from pixelbox.harness.budgets import Budget, BudgetLimits
-from pixelbox.harness.codemode import extract_answer, extract_code, has_bare_fence
-from pixelbox.harness.imagebook import ImageBook, ImageEntry
-from pixelbox.harness.observations import (
+from pixelbox.harness.episode.budgets import Budget, BudgetLimits
+from pixelbox.harness.episode.codemode import extract_answer, extract_code, has_bare_fence
+from pixelbox.harness.episode.imagebook import ImageBook, ImageEntry
+from pixelbox.harness.episode.observations import (
     DEFAULT_TEXT_CHARS,
     code_observation,
     image_lines,
     images_message,
     tool_observation,
 )
-from pixelbox.harness.prompts import PromptTemplates, prompt_values
+from pixelbox.harness.episode.prompts import PromptTemplates, prompt_values
 from pixelbox.harness.tasks import Task
+from pixelbox.harness.tools.atomic import atomic_schemas, atomic_tool_lines, call_tool, is_atomic_tool
+from pixelbox.harness.tools.web import run_web_tool, web_schemas
 from pixelbox.harness.traces import TraceWriter
 from pixelbox.harness.web import WEB_TOOLS, WebTools
-from pixelbox.harness.web_actions import run_web_tool, web_schemas
 from pixelbox.runtime.errors import PixelboxError
 from pixelbox.runtime.execution import Execution
 

@@ -18,9 +18,9 @@ import cv2
 import numpy as np
 from PIL import Image, ImageEnhance, ImageFilter, ImageOps
 
+from pixelbox.contract.wire import TOOL_API_PREFIX as API_PREFIX
 from pixelbox.kernel.recorder.ops.base import Observed, crop_obs, flip_obs, resize_obs, rotate_obs
 
-API_PREFIX = "pixelbox.tools."
 THRESHOLD_MODES = {
     "binary": cv2.THRESH_BINARY,
     "binary_inv": cv2.THRESH_BINARY_INV,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pixelbox import trace_command
+from pixelbox.cli import trace as trace_command
 
 SMOKE_CODE = """\
 from PIL import Image
@@ -113,8 +113,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run an agent over tasks in code or atomic mode (see ``pixelbox.harness.cli_run``)."""
-    from pixelbox.harness import cli_run
+    """Run an agent over tasks in code or atomic mode (see ``pixelbox.cli.run``)."""
+    from pixelbox.cli import run as cli_run
 
     return cli_run.run(args)
 
@@ -147,14 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    from pixelbox.harness import cli_run
+    from pixelbox.cli import run as cli_run
 
     cli_run.add_arguments(parser)
 
 
 def _add_harness_commands(sub: Any) -> None:
-    """``demo``, ``score``, ``report`` and ``export`` (see ``pixelbox.harness.cli_score``)."""
-    from pixelbox.harness import cli_score
+    """``demo``, ``score``, ``report`` and ``export`` (see ``pixelbox.cli.scoring``)."""
+    from pixelbox.cli import scoring as cli_score
 
     cli_score.register(sub)
 
@@ -175,5 +175,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
 
 
-if __name__ == "__main__":
-    sys.exit(main())

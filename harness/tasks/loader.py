@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pixelbox.harness.task_schema import (
+from pixelbox.harness.tasks.schema import (
     ValidationError,
     check_answer,
     check_checkpoints,

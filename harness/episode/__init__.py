@@ -1,0 +1,32 @@
+"""One episode: a task, an agent and a sandbox, turn by turn (:mod:`.loop`), with what it needs:
+budgets (:mod:`.budgets`), prompts (:mod:`.prompts`), reading code-mode turns (:mod:`.codemode`),
+the images of the episode (:mod:`.imagebook`) and what the model is shown (:mod:`.observations`).
+"""
+
+from pixelbox.harness.episode.loop import (
+    EPISODE_STATUSES,
+    MODES,
+    RETRYABLE_STATUSES,
+    Episode,
+    EpisodeAborted,
+    EpisodeConfig,
+    EpisodeOutcome,
+    Mode,
+    record_failed_start,
+    redact,
+    run_episode,
+)
+
+__all__ = [
+    "EPISODE_STATUSES",
+    "MODES",
+    "RETRYABLE_STATUSES",
+    "Episode",
+    "EpisodeAborted",
+    "EpisodeConfig",
+    "EpisodeOutcome",
+    "Mode",
+    "record_failed_start",
+    "redact",
+    "run_episode",
+]
