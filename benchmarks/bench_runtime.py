@@ -484,7 +484,7 @@ def docker_facts() -> dict[str, Any]:
     """Docker and gVisor versions, the cgroup layout, and the kernel image in use."""
     facts: dict[str, Any] = {"cgroup": "v2" if Path("/sys/fs/cgroup/cgroup.controllers").exists() else "v1"}
     try:
-        from pixelbox.runtime.backends.docker import docker_client
+        from pixelbox.runtime.docker_engine import docker_client
         from pixelbox.runtime.image import kernel_image_tag
 
         client = docker_client()
@@ -509,7 +509,8 @@ def leftovers() -> dict[str, Any]:
     """
     found: dict[str, Any] = {"containers": [], "children": [], "workspaces": []}
     try:
-        from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, docker_client
+        from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL
+        from pixelbox.runtime.docker_engine import docker_client
 
         mine = {"label": [LABEL, f"{OWNER_LABEL}={os.getpid()}"]}
         found["containers"] = [c.name for c in docker_client().containers.list(all=True, filters=mine)]

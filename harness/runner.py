@@ -23,28 +23,23 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tqdm import tqdm
 
 from pixelbox.harness.agents.base import Agent
-from pixelbox.harness.episode import (
-    RETRYABLE_STATUSES,
-    EpisodeAborted,
-    EpisodeConfig,
-    EpisodeOutcome,
-    run_episode,
-)
+from pixelbox.harness.episode import RETRYABLE_STATUSES, EpisodeAborted, EpisodeConfig, EpisodeOutcome
 from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.episode.prompts import PromptTemplates
-from pixelbox.harness.tasks import Task
+from pixelbox.harness.modes import Mode
+from pixelbox.harness.suites import DEFAULT_SUITE, SUITES, EpisodeContext, Suite, SuiteTask
 from pixelbox.harness.traces import RunDirectory, select_shard
 from pixelbox.harness.web import CacheMode, WebCache, WebTools
-from pixelbox.kernel.imageio.profiles import PROFILES
 from pixelbox.runtime.options import SandboxOptions
+from pixelbox.runtime.profiles import PROFILES
 
-AgentFactory = Callable[[Task], Agent]
-WebFactory = Callable[[Task], WebTools]
+AgentFactory = Callable[[SuiteTask], Agent]
+WebFactory = Callable[[SuiteTask], WebTools]
 
 
 class RunSetupError(ValueError):
@@ -73,14 +68,14 @@ class WebConfig:
     imgbb_url: str | None = None
     allow_private_urls: bool = False
 
-    def tools_for(self, task: Task) -> WebTools:
+    def tools_for(self, task: SuiteTask) -> WebTools:
         """The web tools of one task."""
         cache = (
             WebCache.for_task(self.cache_root, task.task_id, self.cache_mode)
             if self.cache_root is not None and self.cache_mode != "off"
             else None
         )
-        urls = {
+        urls: dict[str, Any] = {
             k: v
             for k, v in (("serper_url", self.serper_url), ("jina_url", self.jina_url), ("imgbb_url", self.imgbb_url))
             if v
@@ -146,44 +141,49 @@ class RunSummary:
 
 
 def run_tasks(
-    tasks: Sequence[Task],
+    tasks: Sequence[SuiteTask],
     *,
     agent_factory: AgentFactory,
-    mode: Literal["gen", "atm"],
+    mode: Mode,
     out_dir: str | Path,
     sandbox_options: SandboxOptions | None = None,
     budgets: BudgetLimits | None = None,
     web: WebFactory | WebConfig | None = None,
-    profile: str = "agentic-mme",
+    profile: str | None = None,
     concurrency: int = 1,
     shard: tuple[int, int] | None = None,
     progress: bool = True,
     templates: PromptTemplates | None = None,
     retry_failed: bool = False,
+    suite: str | Suite = DEFAULT_SUITE,
 ) -> RunSummary:
     """Run ``tasks`` (or shard ``(i, n)`` of them) in ``mode``, writing traces under ``out_dir``; resumable.
 
     ``agent_factory(task)`` makes a fresh agent per episode. ``web`` is a :class:`WebConfig` or a
     function giving each task its :class:`WebTools` (None: no web tools are offered).
     ``retry_failed`` also reruns finished episodes that ended in ``agent_error``, ``runtime_error``
-    or ``harness_error`` (their traces are set aside as ``.partial-N``).
+    or ``harness_error`` (their traces are set aside as ``.partial-N``). ``suite`` (a name or a
+    :class:`~pixelbox.harness.suites.Suite`) plays the episodes; ``profile`` defaults to its profile.
 
     Raises :class:`RunSetupError` (before any episode starts, nothing marked finished) when the
     agent or the web tools of the first task to run cannot be built.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    player_suite = SUITES.get(suite) if isinstance(suite, str) else suite
+    player_suite.check_mode(mode)
+    profile = profile or player_suite.profile
     if profile not in PROFILES:
-        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+        raise ValueError(f"profile must be one of {', '.join(PROFILES.names())}, got {profile!r}")
     config = EpisodeConfig(
         mode=mode, profile=profile, budgets=budgets or BudgetLimits(), templates=templates or PromptTemplates()
     )
     options = sandbox_options or SandboxOptions()
     selected = select_shard(tasks, *shard) if shard is not None else list(tasks)
-    run = RunDirectory.open(out_dir, _run_config(config, options, web, concurrency, shard))
+    run = RunDirectory.open(out_dir, _run_config(config, options, web, concurrency, shard, player_suite.name))
     retry = RETRYABLE_STATUSES if retry_failed else ()
     web_factory = web.tools_for if isinstance(web, WebConfig) else web
-    player = _Player(run, config, options, agent_factory, web_factory)
+    player = _Player(run, config, options, agent_factory, web_factory, player_suite)
     first = next((task for task in selected if run.needs_run(task.task_id, retry)), None)
     if first is not None:
         player.prepare_first(first)  # RunSetupError before anything is set aside or started
@@ -205,14 +205,15 @@ class _Player:
         options: SandboxOptions,
         agent_factory: AgentFactory,
         web_factory: WebFactory | None,
+        suite: Suite,
     ) -> None:
-        self.run, self.config, self.options = run, config, options
+        self.run, self.config, self.options, self.suite = run, config, options, suite
         self.agent_factory, self.web_factory = agent_factory, web_factory
         self.stop = threading.Event()
         """Set when the run is interrupted: episodes stop at their next step, unfinished."""
         self._prepared: dict[str, tuple[Agent, WebTools | None]] = {}
 
-    def prepare_first(self, task: Task) -> None:
+    def prepare_first(self, task: SuiteTask) -> None:
         """Build the first task's agent and web tools now; :class:`RunSetupError` when that fails."""
         try:
             self._prepared[task.task_id] = self._build(task)
@@ -223,7 +224,7 @@ class _Player:
                 "variable, --base-url) or the web settings, then run the same command again"
             ) from exc.__cause__
 
-    def _build(self, task: Task) -> tuple[Agent, WebTools | None]:
+    def _build(self, task: SuiteTask) -> tuple[Agent, WebTools | None]:
         what = "the agent"
         try:
             agent = self.agent_factory(task)
@@ -235,7 +236,7 @@ class _Player:
             ) from exc
         return agent, web
 
-    def play(self, task: Task) -> EpisodeOutcome | None:
+    def play(self, task: SuiteTask) -> EpisodeOutcome | None:
         """Run one task to a finished trace and its summary file (None when the run was stopped first).
 
         An agent or web tools that cannot be built raise :class:`EpisodeSetupError` before the trace
@@ -253,20 +254,19 @@ class _Player:
         self.run.finish(task.task_id)
         return outcome
 
-    def _play(self, task: Task, writer: Any, agent: Agent, web: WebTools | None) -> EpisodeOutcome:
-        return run_episode(
-            task,
-            agent,
-            make_sandbox=self.make_sandbox,
-            config=self.config,
-            writer=writer,
-            images_dir=self.run.images_dir(task.task_id),
-            web=web,
-            run_root=self.run.root,
-            should_stop=self.stop.is_set,
+    def _play(self, task: SuiteTask, writer: Any, agent: Agent, web: WebTools | None) -> EpisodeOutcome:
+        context = EpisodeContext(
+            self.make_sandbox,
+            self.config,
+            writer,
+            self.run.images_dir(task.task_id),
+            web,
+            self.run.root,
+            self.stop.is_set,
         )
+        return self.suite.run_episode(task, agent, context)
 
-    def make_sandbox(self, task: Task) -> Any:
+    def make_sandbox(self, task: SuiteTask) -> Any:
         """A fresh sandbox with the task's images and the image I/O layer in the run's profile."""
         from pixelbox.runtime.sandbox import Sandbox
 
@@ -279,7 +279,7 @@ def episode_options(options: SandboxOptions, config: EpisodeConfig, input_count:
     With several inputs, artifacts are numbered after the last input so every image has one index.
     """
     io = {"enabled": True, "profile": config.profile, **dict(options.io)}
-    if input_count > PROFILES[config.profile].first_index:
+    if input_count > PROFILES.get(config.profile).spec.first_index:
         io.setdefault("first_index", input_count)
     return options.with_(io=io, timeout=config.budgets.execution_timeout)
 
@@ -287,14 +287,14 @@ def episode_options(options: SandboxOptions, config: EpisodeConfig, input_count:
 # -- many episodes ---------------------------------------------------------------------------------------
 
 
-def _play_all(player: _Player, tasks: list[Task], concurrency: int, progress: bool) -> list[dict[str, str]]:
+def _play_all(player: _Player, tasks: list[SuiteTask], concurrency: int, progress: bool) -> list[dict[str, str]]:
     failed: list[dict[str, str]] = []
     lock = threading.Lock()
     bar = tqdm(
         total=len(tasks), disable=not progress, desc=f"episodes ({player.config.mode})", unit="ep", file=sys.stderr
     )
 
-    def one(task: Task) -> None:
+    def one(task: SuiteTask) -> None:
         try:
             outcome = player.play(task)
             if outcome is None:
@@ -329,7 +329,7 @@ def _play_all(player: _Player, tasks: list[Task], concurrency: int, progress: bo
     return failed
 
 
-def _in_pool(one: Callable[[Task], None], tasks: list[Task], concurrency: int, stop: threading.Event) -> None:
+def _in_pool(one: Callable[[SuiteTask], None], tasks: list[SuiteTask], concurrency: int, stop: threading.Event) -> None:
     """Run ``one`` over ``tasks`` in threads; on Ctrl-C, tell running episodes to stop, then wait for them."""
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="pixelbox-episode")
     try:
@@ -349,7 +349,7 @@ def _status_line(outcome: EpisodeOutcome) -> str:
     return f"{outcome.task_id}: {outcome.status}{reason}{answer} [{counts}]"
 
 
-def _summary(run: RunDirectory, selected: Sequence[Task], ran: int, failed: list[dict[str, str]]) -> RunSummary:
+def _summary(run: RunDirectory, selected: Sequence[SuiteTask], ran: int, failed: list[dict[str, str]]) -> RunSummary:
     wanted = {task.task_id for task in selected}
     episodes = [s for s in run.summaries() if s.get("task_id") in wanted]
     counts = dict(Counter(str(s.get("status")) for s in episodes if s.get("finished")))
@@ -370,10 +370,13 @@ def _run_config(
     web: WebFactory | WebConfig | None,
     concurrency: int,
     shard: tuple[int, int] | None,
+    suite: str,
 ) -> dict[str, Any]:
     sandbox = options.to_dict()
     web_view: Any = web.to_dict() if isinstance(web, WebConfig) else ("custom" if web is not None else None)
+    named = {"suite": suite} if suite != DEFAULT_SUITE else {}  # absent for the default, so older runs resume
     return {
+        **named,
         **config.to_dict(),
         "sandbox": sandbox,
         "web": web_view,

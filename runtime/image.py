@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import pixelbox
 import pixelbox.images
-from pixelbox.runtime.errors import PixelboxError
+from pixelbox.runtime.docker_engine import docker_client
+from pixelbox.runtime.errors import BackendUnavailable, PixelboxError
 
 if TYPE_CHECKING:
     import docker
@@ -167,19 +168,12 @@ def stale_images(client: docker.DockerClient) -> list[str]:
     return sorted(tag for tag in tags if tag.startswith(f"{IMAGE_REPOSITORY}:") and tag != current)
 
 
-def docker_client(timeout: int = 60) -> docker.DockerClient:
-    """A client for the local engine, or an error that says how to get one running."""
-    import docker
-    import docker.errors
-
+def _engine(timeout: int | None = None) -> docker.DockerClient:
+    """The engine client (:func:`~pixelbox.runtime.docker_engine.docker_client`), its failure as a build error."""
     try:
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-    except docker.errors.DockerException as exc:
-        raise ImageBuildError(
-            f"cannot reach a Docker engine ({exc}); run `make setup` (scripts/setup.sh, as root) "
-            "to install and start one, or set DOCKER_HOST"
-        ) from exc
+        client: docker.DockerClient = docker_client(timeout)
+    except BackendUnavailable as exc:
+        raise ImageBuildError(str(exc)) from None
     return client
 
 
@@ -279,7 +273,7 @@ def _try_pull(reference: str, log: Callable[[str], None]) -> bool:
     import requests.exceptions
 
     log(f"base: trying to pull {reference}")
-    client = docker_client(timeout=PULL_TIMEOUT_S)
+    client = _engine(timeout=PULL_TIMEOUT_S)
     repository, _, tag = reference.partition(":")
     try:
         client.images.pull(repository, tag=tag or "latest")
@@ -382,7 +376,7 @@ def build_kernel_image(*, force: bool = False, log: Callable[[str], None] = prin
     change meanwhile. ``force`` rebuilds even when the tag exists (Docker's layer cache still
     spares the unchanged steps).
     """
-    client = docker_client()
+    client = _engine()
     with _build_lock():
         snapshot = _read(_hashed_files())
         digest = _digest(snapshot)
@@ -403,7 +397,7 @@ def build_kernel_image(*, force: bool = False, log: Callable[[str], None] = prin
 
 
 def _status() -> int:
-    client = docker_client()
+    client = _engine()
     tag = kernel_image_tag()
     print(f"image: {tag} ({'present' if image_present(client) else f'missing: run `{BUILD_COMMAND}`'})")
     for stale in stale_images(client):

@@ -7,10 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
+from pixelbox.runtime.backends import BACKENDS, backend_choices, runtime_choices
 from pixelbox.runtime.errors import OptionsError
+from pixelbox.runtime.profiles import profile_spec
 
-BackendName = Literal["auto", "docker", "local"]
-DockerRuntime = Literal["runc", "runsc"]
+BackendName = str
+"""``auto`` or a registered backend (``pixelbox.runtime.backends.BACKENDS``)."""
+ContainerRuntime = str
+"""A container runtime some backend accepts (``runc``, ``runsc``)."""
 NetworkMode = Literal["none"]
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
@@ -46,13 +50,13 @@ class SandboxOptions:
     Safe by default: no network, no host environment (only ``env`` reaches the kernel),
     a memory, process and CPU cap, and a default deadline for every execution. ``policy``
     (the RestrictedPython layer) defaults to on for ``local`` and off for ``docker``, where
-    the container is the wall; set it explicitly to force either way. ``workspace_size`` caps
-    everything the kernel can write on the host (workspace, home, IPC directory) when the host
-    runs as root; ``None`` lifts the cap.
+    the container is the wall (``BackendEntry.container``); set it explicitly to force either
+    way. ``workspace_size`` caps everything the kernel can write on the host (workspace, home,
+    IPC directory) when the host runs as root; ``None`` lifts the cap.
     """
 
     backend: BackendName = "auto"
-    runtime: DockerRuntime = "runc"
+    runtime: ContainerRuntime = "runc"
     image: str | None = None
     memory: int | str = DEFAULT_MEMORY
     cpus: float = 1.0
@@ -77,6 +81,7 @@ class SandboxOptions:
         self._check_choices()
         self._check_numbers()
         self._check_env()
+        self._check_io()
         object.__setattr__(self, "memory", parse_size(self.memory, "memory"))
         object.__setattr__(self, "tmpfs_size", parse_size(self.tmpfs_size, "tmpfs_size"))
         object.__setattr__(self, "max_file_size", parse_size(self.max_file_size, "max_file_size"))
@@ -87,8 +92,8 @@ class SandboxOptions:
 
     def _check_choices(self) -> None:
         choices: dict[str, tuple[str, ...]] = {
-            "backend": ("auto", "docker", "local"),
-            "runtime": ("runc", "runsc"),
+            "backend": backend_choices(),
+            "runtime": runtime_choices(),
             "network": ("none",),
         }
         for name, allowed in choices.items():
@@ -120,9 +125,23 @@ class SandboxOptions:
             if key.startswith("PIXELBOX_"):
                 raise OptionsError(f"env key {key!r} is reserved for pixelbox itself")
 
+    def _check_io(self) -> None:
+        if not isinstance(self.io, Mapping):
+            raise OptionsError(
+                f"io must be a mapping such as {{'enabled': True, 'profile': 'generic'}}, got {self.io!r}"
+            )
+        if "profile" in self.io:
+            try:
+                profile_spec(self.io["profile"])
+            except (LookupError, ValueError, TypeError) as exc:
+                raise OptionsError(f"io profile: {exc}") from None
+
     def policy_enabled(self, backend: str) -> bool:
-        """Whether the RestrictedPython policy applies on ``backend`` (``local`` or ``docker``)."""
-        return self.policy if self.policy is not None else backend == "local"
+        """Whether the RestrictedPython policy applies on ``backend`` (a registered backend's name): by
+        default only where the backend is no container boundary (``BackendEntry.container``)."""
+        if self.policy is not None:
+            return self.policy
+        return backend not in BACKENDS or not BACKENDS.get(backend).container
 
     def with_(self, **changes: Any) -> SandboxOptions:
         """A copy with some fields changed (validated again)."""

@@ -6,7 +6,7 @@ import base64
 import binascii
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pixelbox.runtime.execution import Output
 
@@ -120,5 +120,7 @@ def save_bundle(msg_type: str, content: dict[str, Any], out_dir: Path, stem: str
             data[mime] = f"[pixelbox: {mime} output of {len(raw):,} bytes dropped: not saved ({exc.strerror})]"
             continue
         files[mime] = str(path)
-    kind = "execute_result" if msg_type == "execute_result" else "display_data"
+    kind: Literal["display_data", "execute_result"] = (
+        "execute_result" if msg_type == "execute_result" else "display_data"
+    )
     return Output(type=kind, data=data, files=files, metadata=dict(content.get("metadata") or {}))

@@ -26,13 +26,13 @@ from pixelbox.contract.wire import (
 )
 from pixelbox.runtime import live
 from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, ingest_artifact
+from pixelbox.runtime.backends import choose_backend
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
-from pixelbox.runtime.backends.local import LocalBackend
-from pixelbox.runtime.choose import choose_backend
 from pixelbox.runtime.errors import KernelStartError, SandboxClosed
 from pixelbox.runtime.execution import ErrorInfo, Execution, Status
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.outputs import CappedText
+from pixelbox.runtime.profiles import DEFAULT_PROFILE, profile_spec
 from pixelbox.runtime.protocol import Collected, KernelChannel, wait_for_ready_file, write_connection_file
 from pixelbox.runtime.workspace import Layout, read_workspace_file, resolve_inside, write_workspace_file
 from pixelbox.tracer.dynamic import InstrumentationError, instrument
@@ -94,9 +94,7 @@ class Sandbox:
         """Index the next artifact gets; carried across kernel restarts so nothing is renumbered."""
         self._next_seq = 0
         self._backend, self._reason = choose_backend(self.options)
-        self._uid = (
-            self._backend.allocate_uid() if isinstance(self._backend, LocalBackend) else self._backend.kernel_uid
-        )
+        self._uid = self._backend.allocate_uid()
         size = self.options.workspace_size
         self.layout = Layout.create(self._uid, disk_cap=None if size is None else int(size))
         live.register(self)
@@ -187,6 +185,7 @@ class Sandbox:
         paths = self.paths
         io = dict(self.options.io)
         if io.get("enabled"):
+            io["profile"] = profile_spec(io.get("profile", DEFAULT_PROFILE)).to_dict()
             io.setdefault("workspace", paths.workspace)
             io["inputs"] = [
                 {"index": i, "name": name, "path": f"{paths.inputs}/{name}"} for i, name in enumerate(self._input_names)

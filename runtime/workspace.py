@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -24,6 +25,15 @@ from pixelbox.runtime.errors import WorkspacePathError
 from pixelbox.runtime.mounts import mount_capped, unmount
 
 ROOT_PREFIX = "pbx-"
+_OWNER = re.compile(rf"/{ROOT_PREFIX}(\d+)-")
+
+
+def owner_of(text: str) -> int | None:
+    """The pid that owns a sandbox, read from a path or command line naming its ``/tmp/pbx-<pid>-*``."""
+    match = _OWNER.search(text)
+    return int(match.group(1)) if match else None
+
+
 KERNEL_WRITABLE = ("ipc", "work", "home")
 
 

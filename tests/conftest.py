@@ -31,11 +31,12 @@ def docker_required() -> bool:
 
 
 def _docker_problem(runtime: str) -> str | None:
-    from pixelbox.runtime.choose import _docker
+    from pixelbox.runtime import SandboxOptions
+    from pixelbox.runtime.backends.docker import DockerBackend
     from pixelbox.runtime.errors import BackendUnavailable
 
     try:
-        _docker(runtime, None)
+        DockerBackend.for_options(SandboxOptions(backend="docker", runtime=runtime))
     except BackendUnavailable as exc:
         return str(exc)
     return None
@@ -60,7 +61,7 @@ def kernel_image_current() -> None:
     The image tag hashes the in-kernel package, so every edit to it needs a (seconds-long,
     cached) rebuild; doing it here keeps test runs honest about what runs in containers.
     """
-    from pixelbox.runtime.backends.docker import docker_client
+    from pixelbox.runtime.docker_engine import docker_client
     from pixelbox.runtime.errors import BackendUnavailable
     from pixelbox.runtime.image import build_kernel_image, image_present
 

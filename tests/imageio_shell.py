@@ -21,6 +21,7 @@ from traitlets.config import Config
 
 from pixelbox.contract.wire import kind_of
 from pixelbox.kernel import imageio
+from pixelbox.runtime.profiles import profile_spec
 
 
 def task_image(width: int, height: int, seed: int) -> Image.Image:
@@ -61,7 +62,7 @@ class LayerShell:
         self.inputs_dir.chmod(0o555)
         self.section = {
             "enabled": True,
-            "profile": profile,
+            "profile": profile_spec(profile).to_dict(),
             "workspace": str(self.workspace),
             "inputs": entries,
             **section,

@@ -161,7 +161,9 @@ def test_uninstall_restores_libraries_and_environment(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"profile": "openai"}, "profile 'openai'"),
+        ({"profile": "openai"}, "profile 'openai' is not a profile object"),
+        ({"profile": {"name": "x", "stem": ""}}, "stem must be a non-empty string"),
+        ({"profile": {"name": "x", "colour": 1}}, "profile has unknown keys"),
         ({"workspace": "relative"}, "'workspace' must be an absolute"),
         ({"inputs": [{"index": 1, "name": "a.png", "path": "/a.png"}]}, "0, 1, 2"),
         ({"inputs": [{"index": 0, "name": "a.png"}]}, "exactly index, name, path"),
@@ -172,7 +174,7 @@ def test_uninstall_restores_libraries_and_environment(tmp_path: Path) -> None:
     ],
 )
 def test_bad_sections_are_refused_with_the_key_at_fault(tmp_path: Path, change: dict[str, Any], message: str) -> None:
-    section = {"enabled": True, "profile": "generic", "workspace": str(tmp_path), "inputs": [], **change}
+    section = {"enabled": True, "workspace": str(tmp_path), "inputs": [], **change}
     with pytest.raises(SettingsError, match=message.replace("(", r"\(")):
         imageio.parse_section(section)
 
@@ -183,7 +185,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from pixelbox.kernel import imageio
 
 shell = InteractiveShell.instance()
-imageio.install(shell, {"enabled": True, "profile": "generic", "workspace": sys.argv[1], "inputs": []})
+imageio.install(shell, {"enabled": True, "workspace": sys.argv[1], "inputs": []})
 facts = {"loaded_at_install": sorted(m for m in ("numpy", "PIL", "cv2") if m in sys.modules)}
 import cv2
 from PIL import Image

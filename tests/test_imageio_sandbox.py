@@ -83,3 +83,30 @@ def test_layer_loads_image_libraries_with_the_agents_code(tmp_path: Path, backen
     ]
     assert [(a["capture"], a["width"], a["height"]) for a in opencv.artifacts] == [("saved", 64, 48), ("shown", 64, 48)]
     assert [a["name"] for a in pil.artifacts + opencv.artifacts] == [f"transformed_image_{n}.png" for n in range(1, 5)]
+
+
+CUSTOM_PROFILE = {
+    "name": "never-registered",
+    "stem": "figure_",
+    "first_index": 5,
+    "capture_open_figures": False,
+    "env_output_dir": ["MY_OUTPUTS"],
+    "env_first_input": ["MY_PHOTO"],
+    "preload_first": "photo",
+}
+
+
+def test_a_profile_the_image_has_never_seen_is_applied_from_the_config(tmp_path: Path, backend: dict[str, Any]) -> None:
+    """A profile is data in the kernel config: one registered nowhere, that no image was built with,
+    gets its variables, its preloaded input and its artifact names in any sandbox."""
+    task_image(64, 48, 0).save(tmp_path / "photo.png")
+    io = {"enabled": True, "profile": CUSTOM_PROFILE}
+    code = (
+        "import os\nprint(os.environ['MY_PHOTO'].endswith('photo.png'), photo.size)\n"
+        "photo.rotate(90, expand=True).save(os.path.join(os.environ['MY_OUTPUTS'], 'turned.png'))\n"
+    )
+    with Sandbox(inputs=[tmp_path / "photo.png"], io=io, timeout=60, **backend) as sandbox:
+        result = sandbox.execute(code)
+    assert result.status == "ok", result
+    assert result.stdout == "True (64, 48)\n"
+    assert [(a["index"], a["name"], a["width"], a["height"]) for a in result.artifacts] == [(5, "figure_5.png", 48, 64)]

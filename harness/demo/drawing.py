@@ -40,7 +40,7 @@ def backdrop(size: tuple[int, int], seed: int, top: RGB, bottom: RGB) -> Image.I
         base = image.getpixel((x, y))
         assert isinstance(base, tuple)
         shade = tuple(max(0, min(255, c + rng.randrange(-SHADE, SHADE + 1))) for c in base)
-        draw.rectangle((x, y, x + w, y + h), fill=shade)  # type: ignore[arg-type]
+        draw.rectangle((x, y, x + w, y + h), fill=shade)
     return image
 
 

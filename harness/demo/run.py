@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pixelbox.harness.demo.build import write_demo
+from pixelbox.harness.modes import MODES
 
-MODES: tuple[Literal["gen", "atm"], ...] = ("gen", "atm")
+if TYPE_CHECKING:
+    from pixelbox.harness.agents.base import Agent
+
 JUDGES = ("ocr", "geometric")
 TABLE = (("n", "n"), ("acc", "Acc"), ("v_tool", "V_tool"), ("v_true", "V_true"), ("v", "V"), ("calls", "calls/task"),
          ("overthink", "Overthink"))  # fmt: skip
@@ -39,7 +43,6 @@ class DemoOutcome:
 
 def run_demo(out: str | Path, *, backend: str = "auto", concurrency: int = 1, progress: bool = True) -> DemoOutcome:
     """Run the whole demo under ``out`` (earlier demo runs there are replaced)."""
-    from pixelbox.harness.agents.replay import ReplayAgent
     from pixelbox.harness.export import export_run
     from pixelbox.harness.export.official_vtool import compare_run
     from pixelbox.harness.runner import run_tasks
@@ -52,13 +55,13 @@ def run_demo(out: str | Path, *, backend: str = "auto", concurrency: int = 1, pr
         shutil.rmtree(stale, ignore_errors=True)
     files = write_demo(root)
     tasks = load_tasks(files.tasks)
-    options = SandboxOptions(backend=backend)  # type: ignore[arg-type]
+    options = SandboxOptions(backend=backend)
     failures: list[str] = []
     for mode in MODES:
         folder = files.recordings[mode]
         summary = run_tasks(
             tasks,
-            agent_factory=lambda task, f=folder: ReplayAgent.from_file(f, task.task_id, model="replay-demo"),
+            agent_factory=_replay_agents(folder),
             mode=mode,
             out_dir=root / "runs" / mode,
             sandbox_options=options,
@@ -73,6 +76,16 @@ def run_demo(out: str | Path, *, backend: str = "auto", concurrency: int = 1, pr
     (root / "runs" / "vtool_comparison.json").write_text(json.dumps(comparison, indent=1), encoding="utf-8")
     failures += _wrong_answers(scores)
     return DemoOutcome(root, scores["summary"], report, comparison, failures)
+
+
+def _replay_agents(folder: Path) -> Callable[[Any], Agent]:
+    """One replay agent per task, from the recordings in ``folder``."""
+    from pixelbox.harness.agents.replay import ReplayAgent
+
+    def make(task: Any) -> Agent:
+        return ReplayAgent.from_file(folder, task.task_id, model="replay-demo")
+
+    return make
 
 
 def _wrong_answers(scores: dict[str, Any]) -> list[str]:

@@ -32,16 +32,16 @@ from pixelbox.harness.episode.observations import (
     tool_observation,
 )
 from pixelbox.harness.episode.prompts import PromptTemplates, prompt_values
+from pixelbox.harness.modes import ATOMIC, CODE, MODES, Mode
 from pixelbox.harness.tasks import Task
-from pixelbox.harness.tools.atomic import atomic_schemas, atomic_tool_lines, call_tool, is_atomic_tool
-from pixelbox.harness.tools.web import run_web_tool, web_schemas
+from pixelbox.harness.tools import offered_tools
+from pixelbox.harness.tools.atomic import atomic_tool_lines, call_tool, is_atomic_tool
+from pixelbox.harness.tools.web import run_web_tool
 from pixelbox.harness.traces import TraceWriter
 from pixelbox.harness.web import WEB_TOOLS, WebTools
 from pixelbox.runtime.errors import PixelboxError
 from pixelbox.runtime.execution import Execution
 
-Mode = Literal["gen", "atm"]
-MODES: tuple[Mode, ...] = ("gen", "atm")
 EPISODE_STATUSES = ("answered", "no_answer", "budget_exhausted", "agent_error", "runtime_error", "harness_error")
 RETRYABLE_STATUSES = ("agent_error", "runtime_error", "harness_error")
 """Statuses that say the run's infrastructure failed, not the model: ``--retry-failed`` runs them again."""
@@ -61,7 +61,7 @@ class EpisodeConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise ValueError(f"mode must be 'gen' (code) or 'atm' (atomic tools), got {self.mode!r}")
+            raise ValueError(f"mode must be '{CODE}' (code) or '{ATOMIC}' (atomic tools), got {self.mode!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON view for traces and ``run.json`` (templates by hash, so a changed prompt is noticed)."""
@@ -220,7 +220,7 @@ class Episode:
 
     def _actions(self, turn: AgentTurn) -> list[_Action]:
         actions: list[_Action] = []
-        if self.config.mode == "gen":
+        if self.config.mode == CODE:
             actions += [_Action("code", "python", code=code) for code in extract_code(turn.text)]
         actions += [_Action("tool", call.name, call=call) for call in turn.tool_calls]
         return actions
@@ -229,7 +229,7 @@ class Episode:
         self._nudges += 1
         if self._nudges > self.config.max_nudges:
             raise _End("no_answer", f"{self._nudges} turns in a row without an action or an <answer>")
-        if self.config.mode == "gen":
+        if self.config.mode == CODE:
             hint = "Run Python in <code>...</code>, call a tool, or give the final answer in <answer>...</answer>."
             if has_bare_fence(turn.text):
                 hint += " Code in a markdown fence alone is not run: put it inside <code> tags."
@@ -292,7 +292,7 @@ class Episode:
             arguments=arguments,
             arguments_json=call.arguments_json,
         )
-        if self.config.mode == "atm" and is_atomic_tool(call.name):
+        if self.config.mode == ATOMIC and is_atomic_tool(call.name):
             text, images = self._run_atomic(call, action_id)
         elif self.web is not None and call.name in WEB_TOOLS:
             text, images = self._run_web(call, action_id, arguments, problem)
@@ -382,8 +382,7 @@ class Episode:
         )
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
-        tools = atomic_schemas() if self.config.mode == "atm" else []
-        return tools + (web_schemas() if self.web is not None else [])
+        return offered_tools(self.config.mode, web=self.web is not None)
 
     def _prompt_values(self) -> dict[str, Any]:
         limits = self.config.budgets

@@ -13,9 +13,10 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-Mode = Literal["gen", "atm"]
+from pixelbox.harness.modes import CODE, Mode
+from pixelbox.runtime.profiles import PROFILES
 
 CODE_SYSTEM = """\
 You answer questions about images by looking closely at them. You can run Python to inspect and \
@@ -93,31 +94,6 @@ _PLACEHOLDERS = frozenset(
     }
 )
 
-_PROFILE_FACTS: dict[str, dict[str, str]] = {
-    "agentic-mme": {
-        "input_env": "Image 0 is at the path in the environment variable ORIGINAL_IMAGE_PATH "
-        "(ORIGINAL_IMAGE_PATH_1, _2, ... when there are several); LOCAL_INPUT_IMAGE_PATH is the latest image.",
-        "output_env": "the directory in the environment variable PROCESSED_IMAGE_SAVE_PATH",
-        "output_name": "image N is saved as transformed_image_N.png",
-    },
-    "visualtoolbench": {
-        "input_env": "Their paths are in the environment variable INPUT_IMAGE_PATHS (os.pathsep-separated).",
-        "output_env": "the directory in the environment variable OUTPUT_DIR",
-        "output_name": "image N is saved as transformed_image_N.png",
-    },
-    "agentvista": {
-        "input_env": "They are preloaded as PIL images: original_image (and original_image_1, _2, ... "
-        "when there are several); images you produce become tool_image_N.",
-        "output_env": "the working directory (or just show them with plt.show())",
-        "output_name": "image N becomes tool_image_N",
-    },
-    "generic": {
-        "input_env": "Their paths are in the list input_image_paths and in INPUT_IMAGE_PATH (the first).",
-        "output_env": "the working directory (the environment variable OUTPUT_DIR)",
-        "output_name": "the file keeps the name you give it",
-    },
-}
-
 
 class TemplateError(ValueError):
     """A prompt template uses a placeholder that does not exist; the message lists the valid ones."""
@@ -145,7 +121,7 @@ class PromptTemplates:
 
     def system_text(self, mode: Mode, values: dict[str, Any]) -> str:
         """The system prompt for ``mode`` with ``values`` filled in."""
-        template = self.system if self.system is not None else (CODE_SYSTEM if mode == "gen" else ATOMIC_SYSTEM)
+        template = self.system if self.system is not None else (CODE_SYSTEM if mode == CODE else ATOMIC_SYSTEM)
         return string.Template(template).safe_substitute({k: str(v) for k, v in values.items()})
 
     def user_text(self, values: dict[str, Any]) -> str:
@@ -178,7 +154,7 @@ def prompt_values(
     execution_timeout: float,
 ) -> dict[str, Any]:
     """Everything a template can refer to, for one task."""
-    facts = _PROFILE_FACTS.get(profile, _PROFILE_FACTS["generic"])
+    facts = PROFILES.get(profile).facts.values()
     images = "; ".join(f"image {i} is {name}" for i, name in enumerate(image_names)) or "none"
     web = "\n".join(f"- {WEB_TOOL_LINES[name]}" for name in web_tools if name in WEB_TOOL_LINES)
     return {

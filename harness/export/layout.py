@@ -28,12 +28,19 @@ from PIL import Image
 
 from pixelbox.harness.export.conversation import code_files, conversation, raw_turn_text
 from pixelbox.harness.export.tool_use import effective_calls, tool_use_list
-from pixelbox.harness.traces.episode import EpisodeRecords, ExportError, read_episode
+from pixelbox.harness.modes import ATOMIC, CODE
+from pixelbox.harness.traces.episode import EpisodeRecords, NotAnEpisodeTrace, read_episode
+from pixelbox.harness.traces.store import find_traces
 from pixelbox.harness.web.cache import CACHE_VERSION, cache_key, normalize_args
 
 __all__ = ["ExportError", "ExportedEpisode", "export_episode", "export_run"]
 
-MODE_NAMES = {"gen": "general_rollout", "atm": "atomic_tools"}
+
+class ExportError(ValueError):
+    """A run cannot be exported as it stands; the message names the file and what is missing."""
+
+
+MODE_NAMES = {CODE: "general_rollout", ATOMIC: "atomic_tools"}
 ARTIFACT_PATH_KEYS = ("host_path",)
 """Artifact record fields tried after the run's own copy (``host_path`` is the sandbox workspace, gone once
 the sandbox closed, unless a harness pointed it at a copy)."""
@@ -53,7 +60,7 @@ class ExportedEpisode:
 def export_run(run_dir: str | Path, out: str | Path) -> list[ExportedEpisode]:
     """Export every episode trace of ``run_dir`` under ``out``; returns what was written."""
     root = Path(run_dir)
-    traces = sorted(p for p in root.rglob("episodes/*.jsonl") if p.is_file())
+    traces = find_traces(root)
     if not traces:
         raise ExportError(f"no episode traces under {root} (expected {root}/episodes/<task_id>.jsonl)")
     return [export_episode(path, out, run_dir=root) for path in traces]
@@ -61,7 +68,10 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[ExportedEpisode]:
 
 def export_episode(trace: str | Path, out: str | Path, *, run_dir: str | Path | None = None) -> ExportedEpisode:
     """Export one episode trace to ``out/{mode}/{model}/{task_id}/`` (replacing an earlier export of it)."""
-    episode = read_episode(trace)
+    try:
+        episode = read_episode(trace)
+    except NotAnEpisodeTrace as exc:
+        raise ExportError(str(exc)) from None
     base = Path(run_dir) if run_dir is not None else Path(trace).parent.parent
     sources = _artifact_sources(episode, base)
     inputs = _input_images(episode)

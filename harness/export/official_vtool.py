@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PRIMITIVES = ("crop", "rotate", "resize", "enhance", "flip")
+from pixelbox.harness.scoring.requirements import PRIMITIVES
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pixelbox.harness.traces import Trace, read_trace
-from pixelbox.tracer.events import Event
+from pixelbox.harness.modes import MODE_CHOICES, parse_mode
+from pixelbox.harness.traces.episode import NotAnEpisodeTrace, Step, episode_records
+from pixelbox.harness.traces.store import Trace, find_traces, read_trace
 
 from . import geometry
 from .view import (
@@ -26,19 +27,14 @@ from .view import (
     EpisodeFormatError,
     EpisodeView,
     Interaction,
-    Mode,
     SearchCall,
     TaskSpec,
     TracedEvent,
 )
 
-MODES: dict[str, Mode] = {"gen": "gen", "code": "gen", "atm": "atm", "atomic": "atm"}
 RECORD_KEYS = frozenset({"v", "seq", "t", "kind", "round", "action_id", "type", "name"})
 
-
-def find_traces(run_dir: Path) -> list[Path]:
-    """Finished or not, every ``episodes/<task_id>.jsonl`` under a run directory, in a stable order."""
-    return sorted(p for p in run_dir.rglob("episodes/*.jsonl") if p.is_file())
+__all__ = ["episode_from_trace", "find_traces"]
 
 
 def episode_from_trace(path: str | Path) -> EpisodeView:
@@ -54,6 +50,8 @@ def episode_from_trace(path: str | Path) -> EpisodeView:
         if str(path) in str(exc):
             raise
         raise EpisodeFormatError(f"{path}: {exc}") from exc
+    except NotAnEpisodeTrace as exc:
+        raise EpisodeFormatError(str(exc)) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EpisodeFormatError(
             f"{path}: a record does not have the layout docs/traces.md describes ({type(exc).__name__}: {exc}); "
@@ -62,18 +60,16 @@ def episode_from_trace(path: str | Path) -> EpisodeView:
 
 
 def _episode(path: str | Path, trace: Trace) -> EpisodeView:
-    start = next(iter(trace.of_kind("episode_start")), None)
-    if start is None:
-        raise EpisodeFormatError(f"{path}: no episode_start record; is this a pixelbox episode trace?")
+    records = episode_records(path, trace)
+    start = records.start
     task = start.get("task") or {}
-    mode = MODES.get(str(start.get("mode")))
+    mode = parse_mode(start.get("mode"))
     if mode is None:
-        raise EpisodeFormatError(f"{path}: unknown mode {start.get('mode')!r}; expected one of {sorted(MODES)}")
+        raise EpisodeFormatError(f"{path}: unknown mode {start.get('mode')!r}; expected one of {sorted(MODE_CHOICES)}")
     parts = _Parts(Path(path).resolve().parent.parent)
-    observations = {o.get("action_id"): o for o in trace.of_kind("observation")}
-    for n, action in enumerate(trace.of_kind("action")):
-        parts.add(n, action, observations.get(action.get("action_id")) or {})
-    end = next(iter(trace.of_kind("episode_end")), None)
+    for step in records.steps:
+        parts.add(step)
+    end = records.end
     termination = _termination(trace, end)
     return EpisodeView(
         task=TaskSpec.from_dict(_task_raw(task)),
@@ -91,7 +87,7 @@ def _episode(path: str | Path, trace: Trace) -> EpisodeView:
 
 
 class _Parts:
-    """Interactions, events, artifacts and searches collected action by action."""
+    """Interactions, events, artifacts and searches collected step by step."""
 
     def __init__(self, run_root: Path) -> None:
         self.run_root = run_root
@@ -99,16 +95,16 @@ class _Parts:
         self.events: list[TracedEvent] = []
         self.artifacts: list[Artifact] = []
         self.searches: list[SearchCall] = []
-        self._seq_offset = 0
 
-    def add(self, n: int, action: dict[str, Any], observation: dict[str, Any]) -> None:
-        execution = observation.get("execution") if isinstance(observation.get("execution"), dict) else None
-        result = observation.get("tool_result") if isinstance(observation.get("tool_result"), dict) else None
-        kind: Literal["code", "tool"] = "code" if action.get("type") == "code" else "tool"
+    def add(self, step: Step) -> None:
+        n, action, observation = step.index, step.action, step.observation
+        execution = step.execution
+        result = step.tool_result
+        kind: Literal["code", "tool"] = "code" if step.is_code else "tool"
         arguments = {k: v for k, v in action.items() if k not in RECORD_KEYS}
         produced: list[int] = []
         if execution is not None:
-            self._add_events(n, execution.get("events") or [])
+            self.events.extend(TracedEvent(n, event) for event in step.events)
             stored = {int(i["index"]): str(i["stored"]) for i in observation.get("images") or [] if i.get("stored")}
             produced = self._add_artifacts(n, execution.get("artifacts") or [], stored)
         if result is not None and execution is None:
@@ -139,15 +135,6 @@ class _Parts:
                 notices,
             )
         )
-
-    def _add_events(self, n: int, raw: list[dict[str, Any]]) -> None:
-        parsed = [Event.from_dict(r) for r in raw]
-        last = self.events[-1].event.seq if self.events else -1
-        if parsed and parsed[0].seq + self._seq_offset <= last:
-            # The kernel restarted and numbering began again: keep chronological order.
-            self._seq_offset = last + 1 - parsed[0].seq
-        for event in parsed:
-            self.events.append(TracedEvent(n, replace(event, seq=event.seq + self._seq_offset)))
 
     def _add_artifacts(self, n: int, raw: list[dict[str, Any]], stored: dict[int, str]) -> list[int]:
         for record in raw:

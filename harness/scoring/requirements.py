@@ -11,44 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pixelbox.contract.events import VISUAL_OPS
+from pixelbox.contract.ops import CHECKPOINT_WORDS, VISUAL_OPS
+from pixelbox.harness.modes import ATOMIC
 
 from .view import Box
 
 PRIMITIVES = ("crop", "rotate", "resize", "enhance", "flip")
 """The official reader's five op names, in the order it looks for them inside a verifier name."""
-
-ENHANCE_FAMILY = frozenset({"enhance", "autocontrast", "equalize", "sharpen", "threshold", "grayscale", "invert"})
-
-OP_SYNONYMS: dict[str, frozenset[str]] = {
-    "enhance": ENHANCE_FAMILY,
-    "contrast": frozenset({"enhance", "autocontrast", "equalize"}),
-    "brightness": frozenset({"enhance", "autocontrast", "equalize"}),
-    "zoom": frozenset({"crop"}),
-    "zoom_in": frozenset({"crop"}),
-    "magnify": frozenset({"crop", "resize"}),
-    "rotation": frozenset({"rotate"}),
-    "mirror": frozenset({"flip"}),
-    "scale": frozenset({"resize"}),
-    "upscale": frozenset({"resize"}),
-    "gray": frozenset({"grayscale"}),
-    "greyscale": frozenset({"grayscale"}),
-    "binarize": frozenset({"threshold"}),
-    "binarization": frozenset({"threshold"}),
-    "histogram_equalization": frozenset({"equalize"}),
-    "clahe": frozenset({"equalize"}),
-    "edge": frozenset({"edge_detect"}),
-    "edges": frozenset({"edge_detect"}),
-    "canny": frozenset({"edge_detect"}),
-    "sobel": frozenset({"edge_detect"}),
-    "smooth": frozenset({"blur", "denoise"}),
-    "gaussian_blur": frozenset({"blur"}),
-    "median": frozenset({"denoise"}),
-    "fourier": frozenset({"fft"}),
-    "frequency": frozenset({"fft"}),
-    "dft": frozenset({"fft"}),
-}
-"""Checkpoint words mapped to the canonical visual ops (``docs/events.md``) that satisfy them."""
 
 Kind = Literal["op", "tool", "images", "metrics"]
 
@@ -85,7 +54,7 @@ class Requirement:
 
     def ops_for_mode(self, mode: str) -> frozenset[str]:
         """``ops`` in code mode; in atomic mode only the literally named ops (``atomic_ops``)."""
-        if mode == "atm" and self.atomic_ops is not None:
+        if mode == ATOMIC and self.atomic_ops is not None:
             return self.atomic_ops
         return self.ops
 
@@ -98,8 +67,8 @@ class Requirement:
 def ops_for(name: str) -> frozenset[str] | None:
     """Canonical ops a checkpoint word stands for, or None when it names no visual op."""
     word = name.strip().lower().replace("-", "_").replace(" ", "_")
-    if word in OP_SYNONYMS:
-        return OP_SYNONYMS[word]
+    if word in CHECKPOINT_WORDS:
+        return CHECKPOINT_WORDS[word]
     return frozenset({word}) if word in VISUAL_OPS else None
 
 
@@ -167,7 +136,7 @@ def _ops_in_verifier_name(name: str) -> frozenset[str] | None:
     direct = ops_for(core)
     if direct is not None:
         return direct
-    words = sorted([*VISUAL_OPS, *OP_SYNONYMS], key=len, reverse=True)
+    words = sorted([*VISUAL_OPS, *CHECKPOINT_WORDS], key=len, reverse=True)
     return next((ops_for(w) for w in words if w in core), None)
 
 

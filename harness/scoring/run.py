@@ -148,7 +148,9 @@ def _record_problem(record: Any) -> str:
 
 def load_episodes(run_dir: Path) -> list[EpisodeView]:
     """Every episode traced under ``run_dir`` (through ``episode_from_trace``)."""
-    from .from_trace import episode_from_trace, find_traces
+    from pixelbox.harness.traces.store import find_traces
+
+    from .from_trace import episode_from_trace
 
     traces = find_traces(run_dir)
     if not traces:

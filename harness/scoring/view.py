@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pixelbox.harness.modes import MODES, Mode
 from pixelbox.tracer.events import Event
 
-Mode = Literal["gen", "atm"]
 INFRASTRUCTURE_ENDS = ("agent_error", "runtime_error", "harness_error", "unfinished")
 """Endings that say nothing about the model: its endpoint, the sandbox or the harness failed, or the
 episode never ended (the run was killed). ``budget_exhausted`` and ``no_answer`` are the model's own."""
@@ -157,7 +157,7 @@ class EpisodeView:
         seqs = [traced.event.seq for traced in self.events]
         if seqs != sorted(seqs):
             raise EpisodeFormatError("events must be in chronological order (increasing seq)")
-        if self.mode not in ("gen", "atm"):
+        if self.mode not in MODES:
             raise EpisodeFormatError(f"mode must be 'gen' or 'atm', got {self.mode!r}")
 
     @property

@@ -213,7 +213,7 @@ def _read_jsonl_line(line: str, where: str, base: Path) -> Task:
     process = check_process(
         {k: raw[k] for k in ("checkpoints", "ordering_constraints", "efficiency") if k in raw}, "(process)", where
     )
-    official = {
+    official: dict[str, Any] = {
         "task_id": task_id,
         "input": {"prompt": require_text(raw, "prompt", where)},
         "meta": {} if level is None else {"level": level},

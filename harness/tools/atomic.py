@@ -57,7 +57,8 @@ def call_tool(sandbox: Any, name: str, arguments_json: str, *, timeout: float | 
         except ValueError:  # arguments JSON cannot carry (NaN, Infinity): let the kernel judge the text
             result = method(name, raw, timeout=timeout)
         return result
-    return sandbox.execute(tool_cell(name, arguments_json), timeout=timeout)  # type: ignore[no-any-return]
+    executed: Execution = sandbox.execute(tool_cell(name, arguments_json), timeout=timeout)
+    return executed
 
 
 def add_image(sandbox: Any, kernel_path: str, url: str, *, timeout: float | None = None) -> Execution:

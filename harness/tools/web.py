@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pixelbox.harness.episode.imagebook import ImageBook
 from pixelbox.harness.tools.atomic import add_image
 from pixelbox.harness.web import WEB_TOOLS, ToolResult, WebTools
 from pixelbox.runtime.execution import Execution
+
+if TYPE_CHECKING:
+    from pixelbox.harness.episode.imagebook import ImageBook
 
 DOWNLOAD_DIR = ".pixelbox-downloads"
 """Workspace directory where downloaded bytes wait for the kernel to capture them (emptied at once)."""

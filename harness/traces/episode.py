@@ -1,7 +1,10 @@
-"""One episode trace read back for the exporter: its records grouped into what the export needs.
+"""One episode trace read back: its records grouped into steps, the one reader of the format.
 
-Steps pair each ``action`` with its ``observation``; artifacts of the whole episode are indexed
-so every visual operation can name the files derived from it (lineage from the tracer events).
+Steps pair each ``action`` with its ``observation`` and carry its execution's events, renumbered
+after a kernel restart so sequence numbers keep increasing; artifacts of the whole episode are
+indexed so every visual operation can name the files derived from it (lineage from the tracer
+events). The exporter (``pixelbox.harness.export``) and scoring
+(``pixelbox.harness.scoring.from_trace``) both read traces through :func:`read_episode`.
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pixelbox.harness.traces.store import read_trace
+from pixelbox.harness.modes import CODE, parse_mode
+from pixelbox.harness.traces.store import Trace, read_trace
 from pixelbox.tracer.events import Event
 from pixelbox.tracer.lineage import chain_for
 
 
-class ExportError(ValueError):
-    """A run cannot be exported as it stands; the message names the file and what is missing."""
+class NotAnEpisodeTrace(ValueError):
+    """The file is a trace but not of an episode (no ``episode_start``); the message names it."""
 
 
 def iso_time(t: Any) -> str | None:
@@ -61,15 +65,20 @@ class Step:
 
 @dataclass
 class EpisodeRecords:
-    """A trace's records as the exporter reads them."""
+    """A trace's records grouped: the start and end records and the steps between them."""
 
     path: Path
-    records: list[dict[str, Any]]
+    trace: Trace
     start: dict[str, Any]
     steps: list[Step]
     end: dict[str, Any] | None
     derived: dict[int, list[int]] = field(default_factory=dict)
     """Event seq -> indices of the artifacts whose lineage runs through that event."""
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Every record of the trace, in order."""
+        return self.trace.records
 
     @property
     def task(self) -> dict[str, Any]:
@@ -83,8 +92,8 @@ class EpisodeRecords:
     @property
     def mode(self) -> str:
         """``gen`` or ``atm`` (``code`` and ``atomic`` are read as those)."""
-        mode = str(self.start.get("mode") or "gen")
-        return {"code": "gen", "atomic": "atm"}.get(mode, mode)
+        mode = str(self.start.get("mode") or CODE)
+        return parse_mode(mode) or mode
 
     @property
     def model(self) -> str:
@@ -113,11 +122,19 @@ class EpisodeRecords:
 
 
 def read_episode(path: str | Path) -> EpisodeRecords:
-    """Read a trace into :class:`EpisodeRecords` (:class:`ExportError` when it is not an episode trace)."""
-    trace = read_trace(path)
+    """Read a trace into :class:`EpisodeRecords`.
+
+    A damaged line raises ``TraceFormatError``; a trace with no ``episode_start`` raises
+    :class:`NotAnEpisodeTrace`; a malformed event raises ``EventFormatError``.
+    """
+    return episode_records(path, read_trace(path))
+
+
+def episode_records(path: str | Path, trace: Trace) -> EpisodeRecords:
+    """Group an already read ``trace`` (see :func:`read_episode`)."""
     start = next(iter(trace.of_kind("episode_start")), None)
     if start is None:
-        raise ExportError(f"{path}: no episode_start record; is this a pixelbox episode trace?")
+        raise NotAnEpisodeTrace(f"{path}: no episode_start record; is this a pixelbox episode trace?")
     observations = {o.get("action_id"): o for o in trace.of_kind("observation")}
     steps = [
         Step(n, action, observations.get(action.get("action_id")) or {})
@@ -125,7 +142,7 @@ def read_episode(path: str | Path) -> EpisodeRecords:
     ]
     steps = _with_events(steps)
     end = next(iter(trace.of_kind("episode_end")), None)
-    episode = EpisodeRecords(Path(path), trace.records, start, steps, end)
+    episode = EpisodeRecords(Path(path), trace, start, steps, end)
     episode.derived = _derived_artifacts([e for s in steps for e in s.events])
     return episode
 

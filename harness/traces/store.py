@@ -257,6 +257,12 @@ def _duration(trace: Trace) -> float | None:
 # -- run directories ---------------------------------------------------------------------------------
 
 
+def find_traces(run_dir: str | Path) -> list[Path]:
+    """Finished or not, every ``episodes/<task_id>.jsonl`` under ``run_dir`` (a run directory or a
+    parent of several), in a stable order."""
+    return sorted(p for p in Path(run_dir).rglob("episodes/*.jsonl") if p.is_file())
+
+
 class HasTaskId(Protocol):
     """Anything with a ``task_id`` (a :class:`~pixelbox.harness.tasks.Task`)."""
 

@@ -18,54 +18,71 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pixelbox.cli.command import Command, add_backend_arguments, add_profile_argument, add_suite_argument
 from pixelbox.harness.episode import RETRYABLE_STATUSES
 from pixelbox.harness.episode.budgets import BudgetLimits
+from pixelbox.harness.modes import MODE_CHOICES, parse_mode
 from pixelbox.harness.runner import RunSummary, WebConfig, run_tasks
-from pixelbox.harness.tasks import Task, load_tasks
+from pixelbox.harness.suites import SUITES
+from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import parse_shard
 from pixelbox.harness.web import CACHE_MODES
-
-PROFILES = ("agentic-mme", "agentvista", "visualtoolbench", "generic")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare ``pixelbox run``'s options on ``parser``."""
-    parser.add_argument("--tasks", required=True, type=Path, help="Agentic-MME dataset directory or a JSONL file")
-    parser.add_argument("--ids", default=None, help="only these task ids (comma-separated)")
     parser.add_argument(
-        "--agent", required=True, help="openai:MODEL (an OpenAI-compatible endpoint) or replay:FILE_OR_DIR"
+        "--tasks", required=True, type=Path, metavar="PATH", help="the suite's dataset directory or task file"
     )
-    parser.add_argument("--mode", required=True, choices=["gen", "atm"], help="gen = code mode, atm = atomic tools")
-    parser.add_argument("--out", required=True, type=Path, help="run directory (reused to resume)")
-    parser.add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
-    parser.add_argument("--runtime", default="runc", choices=["runc", "runsc"])
-    parser.add_argument("--memory", default="2g", help="memory per sandbox, e.g. 1g")
-    parser.add_argument("--concurrency", type=int, default=1, help="episodes at a time")
+    parser.add_argument("--ids", default=None, metavar="A,B", help="only these task ids (comma-separated)")
+    parser.add_argument(
+        "--agent",
+        required=True,
+        metavar="openai:MODEL|replay:PATH",
+        help="openai:MODEL (an OpenAI-compatible endpoint) or replay:FILE_OR_DIR",
+    )
+    parser.add_argument(
+        "--mode", required=True, choices=MODE_CHOICES, help="gen (or code) = code mode, atm (or atomic) = atomic tools"
+    )
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="run directory (reused to resume)")
+    add_backend_arguments(parser)
+    parser.add_argument("--memory", default="2g", metavar="SIZE", help="memory per sandbox, e.g. 1g")
+    parser.add_argument("--concurrency", type=int, default=1, metavar="N", help="episodes at a time")
     parser.add_argument(
         "--shard", type=shard_argument, default=None, metavar="K/N", help="run shard K of N (0 <= K < N)"
     )
-    parser.add_argument("--profile", default="agentic-mme", choices=PROFILES, help="image naming conventions")
-    limits = BudgetLimits()
-    parser.add_argument("--max-rounds", type=int, default=limits.max_rounds)
-    parser.add_argument("--max-tool-calls", type=int, default=limits.max_tool_calls)
-    parser.add_argument("--exec-timeout", type=float, default=limits.execution_timeout, help="seconds per code run")
-    parser.add_argument("--episode-seconds", type=float, default=limits.episode_seconds, help="wall clock per episode")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (default: OpenAI)")
-    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key")
-    parser.add_argument("--temperature", type=float, default=None)
-    parser.add_argument("--max-tokens", type=int, default=None)
+    add_profile_argument(parser, None, "image naming conventions (default: the suite's)")
+    parser.add_argument("--max-rounds", type=int, default=None, metavar="N", help="model turns (default: the suite's)")
+    parser.add_argument("--max-tool-calls", type=int, default=None, metavar="N", help="actions (default: the suite's)")
+    parser.add_argument(
+        "--exec-timeout", type=float, default=None, metavar="S", help="seconds per code run (default: the suite's)"
+    )
+    parser.add_argument(
+        "--episode-seconds", type=float, default=None, metavar="S", help="wall clock per episode (default: the suite's)"
+    )
+    parser.add_argument("--base-url", default=None, metavar="URL", help="OpenAI-compatible base URL (default: OpenAI)")
+    parser.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", metavar="VAR", help="environment variable holding the key"
+    )
+    parser.add_argument("--temperature", type=float, default=None, metavar="T")
+    parser.add_argument("--max-tokens", type=int, default=None, metavar="N")
     parser.add_argument("--web", default="off", choices=CACHE_MODES, help="web tools: off, or their cache mode")
-    parser.add_argument("--web-cache", type=Path, default=None, help="web cache root (default: OUT/web-cache)")
+    parser.add_argument(
+        "--web-cache", type=Path, default=None, metavar="DIR", help="web cache root (default: OUT/web-cache)"
+    )
     parser.add_argument(
         "--web-allow-private",
         action="store_true",
         help="let the model's web URLs reach loopback/private/link-local addresses (local setups and tests only)",
     )
-    parser.add_argument("--system-prompt", type=Path, default=None, help="system prompt template file")
-    parser.add_argument("--user-prompt", type=Path, default=None, help="first user message template file")
+    parser.add_argument("--system-prompt", type=Path, default=None, metavar="FILE", help="system prompt template file")
+    parser.add_argument(
+        "--user-prompt", type=Path, default=None, metavar="FILE", help="first user message template file"
+    )
     parser.add_argument(
         "--retry-failed",
         action="store_true",
@@ -73,6 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or per-episode lines")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    add_suite_argument(parser)
 
 
 def shard_argument(text: str) -> tuple[int, int]:
@@ -100,14 +118,14 @@ def _run(args: argparse.Namespace) -> int:
     from pixelbox.harness.episode.prompts import PromptTemplates
     from pixelbox.runtime.options import SandboxOptions
 
+    suite = SUITES.get(args.suite)
+    mode = parse_mode(args.mode)
+    if mode is None:
+        raise ValueError(f"--mode must be one of {', '.join(MODE_CHOICES)}, got {args.mode!r}")
+    suite.check_mode(mode)
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
-    tasks = load_tasks(args.tasks, ids)
-    budgets = BudgetLimits(
-        max_rounds=args.max_rounds,
-        max_tool_calls=args.max_tool_calls,
-        execution_timeout=args.exec_timeout,
-        episode_seconds=args.episode_seconds,
-    )
+    tasks = suite.load_tasks(args.tasks, ids)
+    budgets = _budgets(args, suite.budgets())
     web = None
     if args.web != "off":
         web = WebConfig(
@@ -118,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = run_tasks(
         tasks,
         agent_factory=agent_factory(args),
-        mode=args.mode,
+        mode=mode,
         out_dir=args.out,
         sandbox_options=SandboxOptions(backend=args.backend, runtime=args.runtime, memory=args.memory),
         budgets=budgets,
@@ -129,10 +147,22 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         templates=PromptTemplates.from_files(args.system_prompt, args.user_prompt),
         retry_failed=args.retry_failed,
+        suite=suite,
     )
     report(summary, as_json=args.json)
     complete = summary.finished == summary.total and not summary.failed
     return 0 if complete and not summary.infrastructure else 1
+
+
+def _budgets(args: argparse.Namespace, defaults: BudgetLimits) -> BudgetLimits:
+    """The suite's budgets with the limits given on the command line."""
+    given = {
+        "max_rounds": args.max_rounds,
+        "max_tool_calls": args.max_tool_calls,
+        "execution_timeout": args.exec_timeout,
+        "episode_seconds": args.episode_seconds,
+    }
+    return replace(defaults, **{k: v for k, v in given.items() if v is not None})
 
 
 def agent_factory(args: argparse.Namespace) -> Any:
@@ -187,3 +217,8 @@ def status_line(summary: RunSummary, status: str, shown: int = 5) -> str:
     if status in RETRYABLE_STATUSES:
         line += " - the run failed, not the model; see each trace's error record, then rerun with --retry-failed"
     return line
+
+
+COMMANDS = (
+    Command("run", "run an agent over tasks in code (gen) or atomic (atm) mode, resumably", add_arguments, run),
+)

@@ -1,78 +1,56 @@
-"""Command-line entry points of the harness: ``demo``, ``score``, ``report`` and ``export``.
+"""``pixelbox score``, ``report`` and ``export``: a run's traces scored, reported and exported.
 
-``pixelbox.cli`` registers them with :func:`register`; the functions import what they need when
-they run, so ``pixelbox --help`` stays quick.
+Each takes ``--suite`` (default Agentic-MME): the suite's own scoring, reports and official layout.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Callable
-from typing import Any
 
-Command = Callable[[argparse.Namespace], int]
+from pixelbox.cli.command import Command, add_suite_argument, harness_errors
+
 INFRA_HELP = (
     "count episodes ended by infrastructure (agent endpoint, sandbox or harness errors, unfinished traces) "
     "as failures in the metrics; by default they are reported apart"
 )
-TRACE_ADVICE = (
-    "the trace is damaged before its last line (only a cut-off last line is tolerated); repair or delete that "
-    "line, or move the trace aside and run the task again"
-)
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the offline demo end to end and print the per-mode table and where the report is."""
-    from pixelbox.harness.demo.run import run_demo, summary_table
-
-    outcome = run_demo(args.out, backend=args.backend, concurrency=args.concurrency, progress=not args.quiet)
-    print(summary_table(outcome.summary))
-    differing = [r for r in outcome.comparison if r["ours"] != r["official"]]
-    agree = len(outcome.comparison) - len(differing)
-    print(f"V_tool vs official checkpoint semantics: {agree}/{len(outcome.comparison)} checkpoints agree")
-    print(f"report: {outcome.report['html']}")
-    print(f"official layout: {outcome.out / 'export'}")
-    for failure in outcome.failures:
-        print(f"FAILED {failure}", file=sys.stderr)
-    return 1 if outcome.failures else 0
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    """Score every episode of a run with the given judges; prints the summary rows."""
-    from pixelbox.harness.scoring.report import to_markdown
-    from pixelbox.harness.scoring.run import SCORES_FILE, score_run
+    """Score every episode of a run with the given judges (default: the suite's); prints the summary."""
     from pixelbox.harness.scoring.score import ScoringOptions
+    from pixelbox.harness.suites import SUITES
 
-    judges = args.judge or ["ocr", "geometric"]
+    suite = SUITES.get(args.suite)
+    judges = args.judge or list(suite.default_judges)
     options = ScoringOptions(trust_tampered=args.trust_tampered, replay=not args.no_replay)
-    result = score_run(
+    result = suite.score_run(
         args.run_dir,
         judges,
         progress=not args.quiet,
         options=options,
         include_infrastructure=args.include_infrastructure,
     )
-    print(to_markdown(result["summary"]), end="")
-    print(f"scores: {args.run_dir.rstrip('/')}/{SCORES_FILE}")
+    for line in suite.score_lines(result, args.run_dir):
+        print(line)
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write report.json, report.md and the HTML report from a scored run."""
-    from pixelbox.harness.scoring.run import write_report
+    from pixelbox.harness.suites import SUITES
 
-    paths = write_report(args.run_dir, include_infrastructure=True if args.include_infrastructure else None)
+    suite = SUITES.get(args.suite)
+    paths = suite.write_report(args.run_dir, include_infrastructure=True if args.include_infrastructure else None)
     print(json.dumps(paths, indent=1))
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Export a run to the official Agentic-MME output layout."""
-    from pixelbox.harness.export import export_run
+    """Export a run to its suite's official output layout."""
+    from pixelbox.harness.suites import SUITES
 
-    exported = export_run(args.run_dir, args.out)
+    exported = SUITES.get(args.suite).export_run(args.run_dir, args.out)
     for item in exported:
         note = "" if item.finished else " (unfinished: no run_meta.json, scored as incomplete)"
         print(f"{item.directory}{note}")
@@ -80,71 +58,47 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    """Add the harness commands to ``pixelbox``'s subparsers."""
+def _score_arguments(parser: argparse.ArgumentParser) -> None:
     from pixelbox.harness.scoring.judges import JUDGE_SPECS
 
-    demo = _add(sub, "demo", cmd_demo, "run the offline demo: generated tasks, both modes, scores, report, export")
-    demo.add_argument("--out", default="runs/demo", help="output directory (default: runs/demo)")
-    demo.add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
-    demo.add_argument("--concurrency", type=int, default=1, help="episodes run at once (default 1)")
-    demo.add_argument("--quiet", action="store_true", help="no progress bars")
-    score = _add(sub, "score", cmd_score, "score a run from its traces (writes RUN_DIR/scores.json)")
-    score.add_argument("run_dir", help="a run directory written by pixelbox run (or its parent)")
-    score.add_argument(
-        "--judge", action="append", help=f"V_true/S judge, repeatable: {JUDGE_SPECS} (default: ocr and geometric)"
+    parser.add_argument("run_dir", help="a run directory written by pixelbox run (or its parent)")
+    parser.add_argument(
+        "--judge", action="append", help=f"V_true/S judge, repeatable: {JUDGE_SPECS} (default: the suite's)"
     )
-    score.add_argument("--quiet", action="store_true", help="no progress bar")
-    score.add_argument("--include-infrastructure", action="store_true", help=INFRA_HELP)
-    score.add_argument(
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--include-infrastructure", action="store_true", help=INFRA_HELP)
+    parser.add_argument(
         "--trust-tampered",
         action="store_true",
         help="let operations of executions flagged as tampered satisfy V_tool checkpoints (default: untrusted)",
     )
-    score.add_argument(
+    parser.add_argument(
         "--no-replay",
         action="store_true",
         help="judge artifacts without replaying their recorded chain first (default: replay and drop mismatches)",
     )
-    report = _add(sub, "report", cmd_report, "write the JSON, Markdown and HTML reports of a scored run")
-    report.add_argument("run_dir")
-    report.add_argument(
+    add_suite_argument(parser)
+
+
+def _report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir")
+    parser.add_argument(
         "--include-infrastructure", action="store_true", help=INFRA_HELP + " (default: as chosen when scoring)"
     )
-    export = _add(sub, "export", cmd_export, "export a run to the official Agentic-MME output layout")
-    export.add_argument("run_dir")
-    export.add_argument("--out", required=True, help="where to write {mode}/{model}/{task_id}/")
+    add_suite_argument(parser)
 
 
-def _add(sub: Any, name: str, func: Command, text: str) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=text, description=text)
-    parser.set_defaults(func=_friendly(func))
-    return parser
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir")
+    parser.add_argument("--out", required=True, help="where to write {mode}/{model}/{task_id}/")
+    add_suite_argument(parser)
 
 
-def _friendly(func: Command) -> Command:
-    """``func`` with the errors a user can fix (bad directory, judge spec, missing file) printed, exit code 2."""
-
-    def run(args: argparse.Namespace) -> int:
-        from pixelbox.harness.export import ExportError
-        from pixelbox.harness.scoring.judges import JudgeEndpointError, JudgeSpecError, OcrUnavailable
-        from pixelbox.harness.scoring.run import RunDirError
-        from pixelbox.harness.scoring.view import EpisodeFormatError
-        from pixelbox.harness.tasks import TaskSourceError, ValidationError
-        from pixelbox.harness.traces import TraceFormatError
-
-        try:
-            return func(args)
-        except TraceFormatError as exc:
-            print(f"pixelbox {args.command}: {exc}: {TRACE_ADVICE}", file=sys.stderr)
-        except JudgeEndpointError as exc:
-            print(f"pixelbox {args.command}: {exc}", file=sys.stderr)
-            print("nothing was written; judge answers received so far are cached for the next try", file=sys.stderr)
-        except (RunDirError, ExportError, JudgeSpecError, EpisodeFormatError, OcrUnavailable) as exc:
-            print(f"pixelbox {args.command}: {exc}", file=sys.stderr)
-        except (TaskSourceError, ValidationError, FileNotFoundError) as exc:
-            print(f"pixelbox {args.command}: {exc}", file=sys.stderr)
-        return 2
-
-    run.__doc__ = func.__doc__
-    return run
+SCORE_HELP = "score a run from its traces (writes RUN_DIR/scores.json)"
+REPORT_HELP = "write the JSON, Markdown and HTML reports of a scored run"
+EXPORT_HELP = "export a run to the official Agentic-MME output layout"
+COMMANDS = (
+    Command("score", SCORE_HELP, _score_arguments, harness_errors(cmd_score), SCORE_HELP),
+    Command("report", REPORT_HELP, _report_arguments, harness_errors(cmd_report), REPORT_HELP),
+    Command("export", EXPORT_HELP, _export_arguments, harness_errors(cmd_export), EXPORT_HELP),
+)

@@ -14,19 +14,18 @@ import tokenize
 from pathlib import Path
 from typing import Any
 
+from pixelbox.cli.command import Command, add_backend_arguments, add_profile_argument
 from pixelbox.runtime import Execution, Sandbox
-
-PROFILES = ("agentic-mme", "agentvista", "visualtoolbench", "generic")
+from pixelbox.runtime.options import DEFAULT_TIMEOUT_S
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command's options on ``parser``."""
     parser.add_argument("cells", nargs="+", type=Path, metavar="CELL.py", help="cells to run, in order")
     parser.add_argument("--image", action="append", default=[], type=Path, help="task input image (repeatable)")
-    parser.add_argument("--profile", default="agentic-mme", choices=PROFILES, help="image I/O conventions")
-    parser.add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
-    parser.add_argument("--runtime", default="runc", choices=["runc", "runsc"])
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per cell")
+    add_profile_argument(parser, "agentic-mme", "image I/O conventions")
+    add_backend_arguments(parser)
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per cell")
     parser.add_argument("--json", action="store_true", help="one JSON object per cell")
 
 
@@ -135,3 +134,6 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print_human(record)
     return 1 if failed else 0
+
+
+COMMANDS = (Command("trace", "run cells in one sandbox and print the operations that executed", add_arguments, run),)

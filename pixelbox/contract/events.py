@@ -1,37 +1,15 @@
-"""The event schema constants shared by the in-kernel recorder and the host-side tracer.
+"""The event schema's constants, shared by the in-kernel recorder and the host-side tracer.
 
-Kept here (in the in-kernel package) so that there is one copy: the host imports it from
-``pixelbox.tracer.events``. Bump ``EVENT_VERSION`` on any incompatible change and describe it
-in ``docs/events.md``.
+The typed view with validation is :class:`pixelbox.tracer.events.Event`; the schema is documented
+in ``docs/events.md``. The operation vocabulary comes from the op table (:mod:`pixelbox.contract.ops`).
+Bump ``EVENT_VERSION`` on any incompatible change and describe it in ``docs/events.md``.
 """
 
 from __future__ import annotations
 
+from pixelbox.contract.ops import ALL_OPS, OTHER_KINDS, VISUAL_OPS
+
 EVENT_VERSION = 1
-
-VISUAL_OPS = (
-    "crop",
-    "rotate",
-    "flip",
-    "resize",
-    "enhance",
-    "grayscale",
-    "autocontrast",
-    "invert",
-    "equalize",
-    "threshold",
-    "blur",
-    "sharpen",
-    "denoise",
-    "edge_detect",
-    "fft",
-)
-"""Operations a process checkpoint can ask for."""
-
-OTHER_KINDS = ("io", "convert", "draw", "morphology", "composite", "other")
-"""Recorded for lineage and audit, never counted as one of the visual operations."""
-
-ALL_OPS = VISUAL_OPS + OTHER_KINDS
 
 STATUSES = ("ok", "error")
 
@@ -50,3 +28,5 @@ EVENT_FIELDS = (
     "error",
     "t_ms",
 )
+
+__all__ = ["ALL_OPS", "EVENT_FIELDS", "EVENT_VERSION", "OTHER_KINDS", "STATUSES", "VISUAL_OPS"]

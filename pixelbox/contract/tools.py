@@ -1,5 +1,6 @@
-"""The 14 atomic image tools as data: their parameters, ranges and defaults, and argument checking.
+"""The atomic image tools' argument checking and function-calling schemas.
 
+The tools themselves are rows of the canonical op table (:data:`pixelbox.contract.ops.TOOL_SPECS`).
 One table serves both sides of atomic mode: the kernel validates every call against it before
 touching an image (:func:`parse_call`), and the harness turns it into the function-calling
 schemas the model sees (:func:`function_schema`). Keeping one table means the model is never
@@ -14,65 +15,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
-Kind = Literal["integer", "number", "boolean", "string", "bbox"]
-_REQUIRED: Any = object()
+from pixelbox.contract.ops import TOOL_SPECS, Param, ToolSpec, format_number
 
 
 class ToolError(ValueError):
     """A bad atomic tool call; the message says what was wrong and what is valid instead."""
-
-
-@dataclass(frozen=True)
-class Param:
-    """One tool parameter: JSON kind, description, default (absent = required), range or choices."""
-
-    name: str
-    kind: Kind
-    description: str
-    default: Any = _REQUIRED
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
-
-    @property
-    def required(self) -> bool:
-        """Whether the model must pass it."""
-        return self.default is _REQUIRED
-
-    def describe(self) -> str:
-        """Short human form, e.g. ``zoom_scale: number 0.5-5.0, default 1.0``."""
-        kind = "[x1, y1, x2, y2] in 0-1000" if self.kind == "bbox" else self.kind
-        text = f"{self.name}: {kind}"
-        if self.choices:
-            text += " (" + " | ".join(self.choices) + ")"
-        elif self.kind != "bbox" and self.maximum is not None:
-            text += f" {_num(self.minimum)}-{_num(self.maximum)}"
-        elif self.kind != "bbox" and self.minimum is not None:
-            text += f" >= {_num(self.minimum)}"
-        if not self.required and self.default is not None:
-            text += f", default {json.dumps(self.default)}"
-        return text
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One atomic tool: its name, what it does, and its own parameters (besides image_index and label)."""
-
-    name: str
-    description: str
-    params: tuple[Param, ...] = ()
-    at_least_one_of: tuple[str, ...] = field(default=())
-
-    def all_params(self) -> tuple[Param, ...]:
-        """image_index first, then the tool's own parameters, then label."""
-        return (IMAGE_INDEX, *self.params, LABEL)
-
-    def signature(self) -> str:
-        """The call in one line, for error messages."""
-        return f"{self.name}(" + "; ".join(p.describe() for p in self.all_params()) + ")"
 
 
 @dataclass(frozen=True)
@@ -83,106 +33,6 @@ class ParsedCall:
     image_index: int
     label: str | None
     kwargs: dict[str, Any]
-
-
-IMAGE_INDEX = Param(
-    "image_index",
-    "integer",
-    "Index of the image to work on: 0 is the first input image, every new image gets the next index.",
-    minimum=0,
-)
-LABEL = Param("label", "string", "Optional short note of what this operation is for.", default=None)
-_FACTOR = "Factor, 1.0 leaves the image unchanged."
-
-TOOL_SPECS: dict[str, ToolSpec] = {
-    spec.name: spec
-    for spec in (
-        ToolSpec(
-            "crop",
-            "Cut out a region given in 0-1000 normalized coordinates ((0,0) is the top-left corner, (1000,1000) "
-            "the bottom-right) and optionally zoom it. Boxes reaching past the image edge are clamped to it.",
-            (
-                Param("bbox_2d", "bbox", "The region as [x1, y1, x2, y2], each in 0-1000, x2 > x1 and y2 > y1."),
-                Param("zoom_scale", "number", "Zoom applied after cutting.", 1.0, 0.5, 5.0),
-            ),
-        ),
-        ToolSpec(
-            "rotate",
-            "Rotate the image; positive angles turn it counterclockwise.",
-            (
-                Param("angle", "number", "Angle in degrees, counterclockwise.", minimum=-360, maximum=360),
-                Param("expand", "boolean", "Grow the canvas so no corner is cut off.", True),
-            ),
-        ),
-        ToolSpec(
-            "flip",
-            "Mirror the image.",
-            (
-                Param(
-                    "direction",
-                    "string",
-                    "Which way to flip.",
-                    "horizontal",
-                    choices=("horizontal", "vertical", "both"),
-                ),
-            ),
-        ),
-        ToolSpec(
-            "resize",
-            "Resize to a width and/or height in pixels (one alone keeps the aspect ratio), or by a scale factor.",
-            (
-                Param("width", "integer", "New width in pixels.", None, 1, 16384),
-                Param("height", "integer", "New height in pixels.", None, 1, 16384),
-                Param("scale", "number", "Factor for both sides (instead of width/height).", None, 0.01, 10),
-            ),
-            at_least_one_of=("width", "height", "scale"),
-        ),
-        ToolSpec(
-            "enhance",
-            "Change brightness, contrast and/or sharpness (applied in that order).",
-            (
-                Param("brightness", "number", _FACTOR, 1.0, 0, 10),
-                Param("contrast", "number", _FACTOR, 1.0, 0, 10),
-                Param("sharpness", "number", _FACTOR, 1.0, 0, 10),
-            ),
-        ),
-        ToolSpec("grayscale", "Convert to grayscale."),
-        ToolSpec(
-            "autocontrast",
-            "Stretch the histogram to the full range.",
-            (Param("cutoff", "number", "Percent of the lightest and darkest pixels to ignore.", 0, 0, 49),),
-        ),
-        ToolSpec("invert", "Invert the colors (negative)."),
-        ToolSpec("equalize", "Equalize the histogram."),
-        ToolSpec(
-            "threshold",
-            "Threshold the grayscale image.",
-            (
-                Param("value", "number", "Threshold level.", 128, 0, 255),
-                Param(
-                    "mode",
-                    "string",
-                    "What happens above/below the level.",
-                    "binary",
-                    choices=("binary", "binary_inv", "trunc", "tozero"),
-                ),
-            ),
-        ),
-        ToolSpec("blur", "Gaussian blur.", (Param("radius", "integer", "Blur radius in pixels.", 2, 0, 50),)),
-        ToolSpec("sharpen", "Sharpen edges."),
-        ToolSpec(
-            "denoise",
-            "Remove noise (non-local means).",
-            (Param("strength", "number", "Filter strength.", 10, 1, 30),),
-        ),
-        ToolSpec(
-            "edge_detect",
-            "Find edges.",
-            (Param("method", "string", "Edge detector.", "canny", choices=("canny", "sobel", "simple")),),
-        ),
-    )
-}
-"""The tools by name, in the order they are offered to the model."""
 
 
 def parse_call(name: Any, arguments_json: Any) -> ParsedCall:
@@ -274,8 +124,12 @@ def _check_value(spec: ToolSpec, param: Param, value: Any) -> Any:
     number = _number(where, value, integer=param.kind == "integer")
     low, high = param.minimum, param.maximum
     if (low is not None and number < low) or (high is not None and number > high):
-        allowed = f"between {_num(low)} and {_num(high)}" if high is not None else f"at least {_num(low)}"
-        raise ToolError(f"{where} must be {allowed}, got {_num(number)}")
+        allowed = (
+            f"between {format_number(low)} and {format_number(high)}"
+            if high is not None
+            else f"at least {format_number(low)}"
+        )
+        raise ToolError(f"{where} must be {allowed}, got {format_number(number)}")
     return number
 
 
@@ -354,7 +208,4 @@ def _example(spec: ToolSpec) -> str:
     return json.dumps(example)
 
 
-def _num(value: float | None) -> str:
-    if value is None:
-        return "?"
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+__all__ = ["TOOL_SPECS", "ParsedCall", "ToolError", "ToolSpec", "check_arguments", "function_schema", "parse_call"]

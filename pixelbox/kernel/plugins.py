@@ -21,7 +21,10 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("policy", "pixelbox.kernel.policy"),
     ("io", "pixelbox.kernel.imageio"),
     ("trace", "pixelbox.kernel.recorder"),
+    ("trace", "pixelbox.kernel.atomic"),
 )
+"""``(config section, layer module)`` in install order; the atomic tools serve through the recorder
+(``__pbx__.tool``), so they are installed with it, after it."""
 
 
 def install_plugins(shell: Any, config: KernelConfig) -> list[str]:

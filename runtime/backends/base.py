@@ -1,16 +1,35 @@
-"""The contract every backend meets: start a kernel on a layout, watch it, stop it."""
+"""The contract every backend meets: start a kernel on a layout, watch it, stop it, and clean up
+after processes that died with kernels running."""
 
 from __future__ import annotations
 
 import signal
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout
 
 KERNEL_COMMAND = ("-m", "pixelbox.kernel", "--ipc-dir")
+
+Owned = Callable[[int], bool]
+"""Whether resources whose owner pid is the argument are to be removed."""
+
+
+@dataclass
+class CleanupReport:
+    """What ``pixelbox cleanup`` (:func:`pixelbox.runtime.cleanup.remove_orphans`) removed."""
+
+    containers: list[str] = field(default_factory=list)
+    processes: list[int] = field(default_factory=list)
+    directories: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def total(self) -> int:
+        """How many things were removed."""
+        return len(self.containers) + len(self.processes) + len(self.directories)
 
 
 @dataclass(frozen=True)
@@ -64,19 +83,51 @@ class KernelHandle(ABC):
 
 
 class Backend(ABC):
-    """Starts kernels of one kind. Instances are cheap and may be shared between sandboxes."""
+    """Starts kernels of one kind. Instances are cheap and may be shared between sandboxes.
+
+    A backend is registered by name in :data:`pixelbox.runtime.backends.BACKENDS`; the sandbox
+    gets one through :meth:`for_options` and never looks at its concrete class.
+    """
 
     name: str
     kernel_uid: int | None
+
+    @classmethod
+    @abstractmethod
+    def for_options(cls, options: SandboxOptions) -> Backend:
+        """The backend serving ``options`` (may be shared); ``BackendUnavailable`` when it cannot run here."""
+
+    def chosen_because(self, options: SandboxOptions, *, auto: bool) -> str:
+        """Why this backend serves a sandbox (``Sandbox.info.reason``): named by the caller, or picked by ``auto``."""
+        return f"auto: {self.name} backend available" if auto else f"{self.name} backend requested"
+
+    def allocate_uid(self) -> int | None:
+        """The uid the next kernel runs as (backends that give each kernel its own uid pick one here)."""
+        return self.kernel_uid
 
     @abstractmethod
     def paths(self, layout: Layout) -> KernelPaths:
         """The in-sandbox view of ``layout``."""
 
     @abstractmethod
-    def start(self, layout: Layout, options: SandboxOptions) -> KernelHandle:
-        """Launch ``python -m pixelbox.kernel`` on ``layout`` under ``options``' limits."""
+    def start(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle:
+        """Launch ``python -m pixelbox.kernel`` on ``layout`` under ``options``' limits, as ``uid``
+        (from :meth:`allocate_uid`)."""
 
     @abstractmethod
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
         """The isolation facts actually in force for this kernel (for ``Sandbox.info``)."""
+
+    @classmethod
+    def remove_orphans(cls, owned: Owned, report: CleanupReport) -> None:
+        """Remove what this backend runs for owners ``owned`` accepts (dead processes), into ``report``.
+
+        Called by ``pixelbox cleanup`` before workspaces and control groups go; needs no engine
+        state beyond what the backend can list. The default has nothing of its own to remove.
+        """
+        return None
+
+    @classmethod
+    def leftovers_of(cls, pid: int) -> dict[str, list[str]]:
+        """What this backend still runs for process ``pid`` (its leak check), by kind; empty when nothing."""
+        return {}

@@ -17,8 +17,17 @@ import time
 import uuid
 from typing import Any
 
-from pixelbox.runtime.backends.base import KERNEL_COMMAND, Backend, KernelHandle, KernelPaths, describe_exit
+from pixelbox.runtime.backends.base import (
+    KERNEL_COMMAND,
+    Backend,
+    CleanupReport,
+    KernelHandle,
+    KernelPaths,
+    Owned,
+    describe_exit,
+)
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
+from pixelbox.runtime.docker_engine import docker_client
 from pixelbox.runtime.errors import BackendUnavailable, ImageMissing
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout
@@ -40,26 +49,8 @@ BACKSTOP_MARGIN = 4 * 1024**2
 the group then always hits its limit first (so the kill is recorded there), and the container
 limit still holds if the engine ignored the group."""
 logger = logging.getLogger(__name__)
-_clients: dict[str, Any] = {}
-_clients_lock = threading.Lock()
-
-
-def docker_client() -> Any:
-    """A shared Docker client (connection pool sized for many concurrent sandboxes)."""
-    import docker
-
-    with _clients_lock:
-        if "default" not in _clients:
-            try:
-                client = docker.from_env(timeout=60, max_pool_size=64)
-                client.ping()
-            except Exception as exc:
-                raise BackendUnavailable(
-                    f"no Docker engine is reachable ({exc.__class__.__name__}: {exc}); start dockerd "
-                    "(`make setup` installs and starts it) or use backend='local'"
-                ) from None
-            _clients["default"] = client
-        return _clients["default"]
+_backends: dict[tuple[str, str | None], DockerBackend] = {}
+_backends_lock = threading.Lock()
 
 
 REMOVE_PATIENCE_S = 30.0
@@ -143,10 +134,11 @@ class DockerHandle(KernelHandle):
 class DockerBackend(Backend):
     """Starts kernel containers from the pixelbox kernel image."""
 
+    name = "docker"
+
     def __init__(self, runtime: str = "runc", image: str | None = None) -> None:
         from pixelbox.runtime.image import BUILD_COMMAND, kernel_image_tag
 
-        self.name = "docker"
         self.runtime = runtime
         self.kernel_uid = CONTAINER_UID
         self.client = docker_client()
@@ -160,6 +152,58 @@ class DockerBackend(Backend):
         """Whether containers run inside a pixelbox group: only where this process and the
         engine see the same cgroup tree (root, the cgroupfs driver, an engine on this host's
         Unix socket). Turned off for good if a container does not turn up inside its group."""
+
+    @classmethod
+    def for_options(cls, options: SandboxOptions) -> DockerBackend:
+        """The shared backend for ``options``' runtime and image (engine and image are checked once)."""
+        key = (options.runtime, options.image)
+        with _backends_lock:
+            if key not in _backends:
+                _backends[key] = cls(runtime=options.runtime, image=options.image)
+            return _backends[key]
+
+    @classmethod
+    def forget(cls) -> None:
+        """Drop the shared backends (after the engine restarted or an image was rebuilt)."""
+        with _backends_lock:
+            _backends.clear()
+
+    def chosen_because(self, options: SandboxOptions, *, auto: bool) -> str:
+        if auto:
+            return f"auto: Docker engine and kernel image found (runtime {self.runtime})"
+        return f"docker backend requested (runtime {self.runtime})"
+
+    @classmethod
+    def remove_orphans(cls, owned: Owned, report: CleanupReport) -> None:
+        """Remove pixelbox containers whose owner pid ``owned`` accepts (an engine that is down is reported)."""
+        try:
+            client = docker_client()
+        except BackendUnavailable as exc:
+            report.errors.append(str(exc))
+            return
+        for container in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):
+            owner = int(container.labels.get(OWNER_LABEL, "0") or 0)
+            if owned(owner):
+                try:
+                    container.remove(force=True)
+                    report.containers.append(container.name)
+                except Exception as exc:
+                    report.errors.append(f"container {container.name}: {exc}")
+
+    @classmethod
+    def leftovers_of(cls, pid: int) -> dict[str, list[str]]:
+        """Containers of ``pid``'s sandboxes still known to the engine (none when no engine answers)."""
+        try:
+            client = docker_client()
+        except BackendUnavailable:
+            return {}
+        found = [
+            c.name
+            for c in client.containers.list(
+                all=True, filters={"label": [LABEL, f"{OWNER_LABEL}={pid}"]}, ignore_removed=True
+            )
+        ]
+        return {"containers": found} if found else {}
 
     def _check_image(self, build_command: str) -> None:
         import docker.errors

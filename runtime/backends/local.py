@@ -22,11 +22,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pixelbox.runtime.backends.base import KERNEL_COMMAND, Backend, KernelHandle, KernelPaths, describe_exit
+from pixelbox.runtime.backends.base import (
+    KERNEL_COMMAND,
+    Backend,
+    CleanupReport,
+    KernelHandle,
+    KernelPaths,
+    Owned,
+    describe_exit,
+)
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
-from pixelbox.runtime.workspace import Layout
+from pixelbox.runtime.workspace import ROOT_PREFIX, Layout, owner_of
 
 CLONE_NEWNET = 0x40000000
 PR_SET_NO_NEW_PRIVS = 38
@@ -125,6 +133,11 @@ class LocalBackend(Backend):
         self.is_root = os.geteuid() == 0
         self.kernel_uid = None
 
+    @classmethod
+    def for_options(cls, options: SandboxOptions) -> LocalBackend:
+        """A local backend (one per sandbox: it holds nothing worth sharing)."""
+        return cls()
+
     def allocate_uid(self) -> int | None:
         """A fresh unprivileged uid for the next kernel (None when the host is not root)."""
         if not self.is_root:
@@ -182,6 +195,25 @@ class LocalBackend(Backend):
             )
         return LocalHandle(proc, uid, cgroup, applied, int(options.memory))
 
+    @classmethod
+    def remove_orphans(cls, owned: Owned, report: CleanupReport) -> None:
+        """Kill kernel processes whose owning pixelbox process ``owned`` accepts."""
+        for pid, cmdline in kernel_processes():
+            owner = owner_of(cmdline)
+            if owner is not None and owned(owner):
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                    report.processes.append(int(pid))
+                except OSError as exc:
+                    report.errors.append(f"pid {pid}: {exc}")
+
+    @classmethod
+    def leftovers_of(cls, pid: int) -> dict[str, list[str]]:
+        """Live kernel processes of ``pid``'s sandboxes (exited zombies hold nothing)."""
+        prefix = f"{ROOT_PREFIX}{pid}-"
+        kernels = [f"{n}: {cmd}" for n, cmd in kernel_processes() if prefix in cmd and not _zombie(n)]
+        return {"kernels": kernels} if kernels else {}
+
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
         assert isinstance(handle, LocalHandle)
         interfaces = ready.get("interfaces") or []
@@ -203,6 +235,27 @@ class LocalBackend(Backend):
             },
             "environment": "scrubbed (explicit allow-list only)",
         }
+
+
+def kernel_processes() -> list[tuple[str, str]]:
+    """(pid, command line) of every pixelbox kernel process on the machine."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                cmd = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "pixelbox.kernel" in cmd:
+                out.append((entry.name, cmd))
+    return out
+
+
+def _zombie(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _limits_memory(applied: list[str]) -> bool:

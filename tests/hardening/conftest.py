@@ -105,7 +105,7 @@ def assert_gone(evidence: dict[str, Any]) -> None:
     root: Path = evidence["root"]
     assert not root.exists(), f"workspace {root} left behind"
     if evidence["container"]:
-        from pixelbox.runtime.backends.docker import docker_client
+        from pixelbox.runtime.docker_engine import docker_client
 
         left = docker_client().containers.list(all=True, filters={"id": evidence["container"]})
         assert not left, f"container {evidence['container']} left behind"

@@ -43,7 +43,7 @@ from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import Trace, read_trace
 from pixelbox.harness.web import DownloadLimits, ImgbbHost, JinaReader, SerperProvider, WebCache, WebTools
 from pixelbox.runtime import SandboxOptions
-from pixelbox.runtime.backends.docker import docker_client
+from pixelbox.runtime.docker_engine import docker_client
 from tests.conftest import find_leaks
 from tests.hardening.conftest import SECRET_VARS, backend_options
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES

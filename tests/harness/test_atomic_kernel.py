@@ -22,6 +22,7 @@ from pixelbox.contract.config import KernelConfig
 from pixelbox.contract.tools import TOOL_SPECS, ToolError, check_arguments, function_schema, parse_call
 from pixelbox.contract.wire import kind_of
 from pixelbox.kernel import KERNEL_PROTOCOL
+from pixelbox.runtime.profiles import PROFILES
 from pixelbox.tracer import ORIGINAL_SOURCE_METADATA_KEY, instrument
 from pixelbox.tracer.events import parse_events, same_operation
 from tests.tracer.conftest import make_test_image
@@ -81,7 +82,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
     image = make_test_image(inputs / "image_0001.png")
     io = {
         "enabled": True,
-        "profile": "agentic-mme",
+        "profile": PROFILES.get("agentic-mme").spec.to_dict(),
         "workspace": str(workspace),
         "inputs": [{"index": 0, "name": image.name, "path": str(image)}],
     }

@@ -122,7 +122,7 @@ def test_garbage_collection_removes_an_unclosed_sandbox(backend: dict[str, Any])
     gc.collect()
     assert not root.exists()
     if container:
-        from pixelbox.runtime.backends.docker import docker_client
+        from pixelbox.runtime.docker_engine import docker_client
 
         assert not docker_client().containers.list(all=True, filters={"id": container})
 
@@ -141,7 +141,7 @@ def test_interpreter_exit_removes_unclosed_sandboxes(backend: dict[str, Any]) ->
     roots, containers = out.rstrip("\n").split("\n")
     assert not any(Path(root).exists() for root in roots.split())
     if backend["backend"] == "docker":
-        from pixelbox.runtime.backends.docker import docker_client
+        from pixelbox.runtime.docker_engine import docker_client
 
         for cid in containers.split():
             assert not docker_client().containers.list(all=True, filters={"id": cid})

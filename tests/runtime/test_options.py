@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pixelbox.runtime import OptionsError, Sandbox, SandboxOptions
+from pixelbox.runtime.backends import BACKENDS, BackendEntry, backend_choices
 from pixelbox.runtime.backends.base import describe_exit
+from pixelbox.runtime.backends.local import LocalBackend
 from pixelbox.runtime.mounts import _unescape, mounts_under
 from pixelbox.runtime.outputs import CappedText, strip_ansi
 
@@ -71,3 +73,28 @@ def test_exit_descriptions() -> None:
     assert describe_exit(139) == "killed by signal 11 (SIGSEGV)"
     assert describe_exit(137, oom=True, memory=512 * 1024**2).startswith("OOM-killed")
     assert strip_ansi("\x1b[0;31mred\x1b[0m") == "red"
+
+
+class SecondLocalBackend(LocalBackend):
+    """A backend only this test knows: the local backend under another name."""
+
+    name = "second-local"
+
+
+def test_a_backend_registered_at_run_time_needs_no_other_change() -> None:
+    """The registry is the only list of backends: options accept a new entry, a sandbox runs on it,
+    and ``Sandbox.info`` names it, with no change to the sandbox, options or choice lists."""
+    with pytest.raises(OptionsError, match="backend='second-local' is not supported"):
+        SandboxOptions(backend="second-local")
+    BACKENDS.add("second-local", BackendEntry("second-local", f"{__name__}:SecondLocalBackend", "a test double"))
+    try:
+        assert "second-local" in backend_choices()
+        with Sandbox(backend="second-local", timeout=60) as sandbox:
+            result = sandbox.execute("print(6 * 7)")
+            info = sandbox.info
+        assert result.stdout == "42\n", result
+        assert info.backend == "second-local" and info.reason == "second-local backend requested"
+        assert info.policy, "no container: the policy is on by default"
+    finally:
+        BACKENDS.remove("second-local")
+    assert "second-local" not in backend_choices()

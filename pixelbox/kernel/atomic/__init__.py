@@ -1,7 +1,9 @@
 """Atomic tool calls inside the kernel: validate, fetch the image by index, run the canonical tool, capture.
 
 The host sends the uninstrumented cell ``__pbx__.tool(NAME, ARGUMENTS_JSON)``
-(``Sandbox.call_tool``); :meth:`Recorder.tool` delegates here. One call:
+(``Sandbox.call_tool``); :meth:`Recorder.tool` delegates here once :func:`install` (a layer
+installed with the recorder, see :mod:`pixelbox.kernel.plugins`) has registered :func:`run_tool`.
+One call:
 
 1. checks the arguments against the published schema (:mod:`pixelbox.contract.tools`);
 2. fetches image ``image_index``: the task inputs first (0, 1, ...), then every artifact captured
@@ -29,7 +31,16 @@ from pixelbox.contract.wire import TOOL_API_PREFIX as API_PREFIX
 
 _WORKING_MODES = ("RGB", "RGBA", "L")
 
-__all__ = ["ADD_IMAGE", "RAW_ARGUMENTS_KEY", "TOOL_SPECS", "ImageRef", "ToolError", "available_images", "run_tool"]
+__all__ = [
+    "ADD_IMAGE",
+    "RAW_ARGUMENTS_KEY",
+    "TOOL_SPECS",
+    "ImageRef",
+    "ToolError",
+    "available_images",
+    "install",
+    "run_tool",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,13 @@ class ImageRef:
     key: str
     name: str
     path: str
+
+
+def install(shell: Any, section: dict[str, Any] | None = None) -> None:
+    """Serve atomic tools through the kernel's recorder (``__pbx__.tool``)."""
+    from pixelbox.kernel.recorder import current
+
+    current().serve_tools(run_tool)
 
 
 def run_tool(name: str, arguments_json: str) -> None:

@@ -99,7 +99,7 @@ def _enhance(image: Image.Image, kind: str, factor: float) -> Image.Image:
 
 def apply(op: str, params: dict[str, Any], image: Image.Image) -> Image.Image | None:
     """Re-run one recorded operation on ``image``; ``None`` when its parameters cannot say how."""
-    handler = _APPLY.get(op)
+    handler = REPLAY.get(op)
     if handler is None:
         return None
     try:
@@ -176,7 +176,7 @@ def _apply_other(image: Image.Image, p: dict[str, Any]) -> Image.Image:
     return image.transpose(_AXIS_SWAPS[p["method"]])
 
 
-_APPLY: dict[str, Any] = {
+REPLAY: dict[str, Any] = {
     "crop": _apply_crop,
     "rotate": _apply_rotate,
     "flip": _apply_flip,
@@ -195,6 +195,7 @@ _APPLY: dict[str, Any] = {
     "other": _apply_other,
     "io": lambda image, p: image,
 }
+"""How each replayable op (:data:`pixelbox.contract.ops.REPLAYABLE`) is re-run from its recorded parameters."""
 
 
 # -- atomic tools (compute, then record) ---------------------------------------------------------
@@ -297,7 +298,7 @@ def autocontrast(image: Image.Image, cutoff: float = 0) -> Image.Image:
 
 def invert(image: Image.Image) -> Image.Image:
     image, t0 = _pil(image), time.perf_counter()
-    return _simple_tool("invert", image, _APPLY["invert"](image, {}), {}, t0)
+    return _simple_tool("invert", image, REPLAY["invert"](image, {}), {}, t0)
 
 
 def equalize(image: Image.Image) -> Image.Image:
@@ -359,4 +360,4 @@ TOOLS: dict[str, Callable[..., Image.Image]] = {
     "denoise": denoise,
     "edge_detect": edge_detect,
 }
-"""The atomic tools by name, as the harness's function-calling schemas name them."""
+"""The atomic tools by name (:data:`pixelbox.contract.ops.TOOL_SPECS` says which there are and what they take)."""

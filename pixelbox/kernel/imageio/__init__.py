@@ -5,7 +5,8 @@ Installed by :mod:`pixelbox.kernel.plugins` as the ``io`` layer with the config'
 
     {
       "enabled": true,
-      "profile": "agentic-mme" | "agentvista" | "visualtoolbench" | "generic",   # default generic
+      "profile": {"name": "agentic-mme", "stem": "transformed_image_", ...},   # default: generic
+                                                 # (pixelbox.contract.config.ProfileSpec, as data)
       "inputs": [{"index": 0, "name": "image_0001.png", "path": "/inputs/image_0001.png"}, ...],
       "workspace": "/workspace",                 # absolute, existing; the kernel's cwd
       "artifact_dir": "/workspace",              # optional, inside the workspace; default = workspace

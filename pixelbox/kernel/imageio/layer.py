@@ -18,12 +18,7 @@ from typing import Any, TypeVar
 from pixelbox.kernel import channel
 from pixelbox.kernel.imageio import recorder_link
 from pixelbox.kernel.imageio.paths import IMAGE_EXTENSIONS, extension, extension_for_format, path_text
-from pixelbox.kernel.imageio.profiles import (
-    PROFILES,
-    artifact_variable_name,
-    environment,
-    input_variable_names,
-)
+from pixelbox.kernel.imageio.profiles import artifact_variable_name, environment, input_variable_names
 from pixelbox.kernel.imageio.resolver import ReadResolver, Resolution
 from pixelbox.kernel.imageio.settings import IOSettings
 from pixelbox.kernel.imageio.source import CellSite, cell_site
@@ -43,7 +38,7 @@ class IOLayer:
     def __init__(self, shell: Any, settings: IOSettings, publish: Publish = channel.publish) -> None:
         self.shell = shell
         self.settings = settings
-        self.profile = PROFILES[settings.profile]
+        self.profile = settings.profile
         self.publish = publish
         self.store = ArtifactStore(settings, self.profile, publish)
         self.resolver = ReadResolver(settings.inputs, self.store)
@@ -208,7 +203,7 @@ class IOLayer:
         self.store.start_execution(hint)
 
     def post_run_cell(self, result: Any) -> None:
-        """End-of-cell work: open figures, the latest-image env var, AgentVista's tool_image_N."""
+        """End-of-cell work: open figures, the latest-image variable, artifacts bound as variables."""
         number = getattr(result, "execution_count", None)
         site = CellSite(number if isinstance(number, int) else self.store.exec.exec_hint, None)
         for callback in self.cell_end_callbacks:
@@ -217,9 +212,10 @@ class IOLayer:
             except Exception as exc:
                 self.notice(f"end-of-cell image capture failed: {type(exc).__name__}: {exc}")
         created = self.store.exec.created
-        if created and self.profile.name == "agentic-mme":
-            self.remember_env("LOCAL_INPUT_IMAGE_PATH")
-            os.environ["LOCAL_INPUT_IMAGE_PATH"] = created[-1]["path"]
+        latest = self.profile.env_latest_image
+        if created and latest is not None:
+            self.remember_env(latest)
+            os.environ[latest] = created[-1]["path"]
         self._bind_artifact_variables(created)
 
     def uninstall(self) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PROFILE_NAMES = ("agentic-mme", "agentvista", "visualtoolbench", "generic")
+from pixelbox.contract.config import ProfileError, ProfileSpec
 
 KNOWN_KEYS = frozenset(
     {"enabled", "profile", "inputs", "workspace", "artifact_dir", "limits", "capture_open_figures", "first_index"}
@@ -44,7 +44,7 @@ class Limits:
 class IOSettings:
     """Validated view of the section: see the package docstring for the JSON shape."""
 
-    profile: str
+    profile: ProfileSpec
     inputs: tuple[InputImage, ...]
     workspace: str
     artifact_dir: str
@@ -58,9 +58,7 @@ def parse_section(section: Mapping[str, Any]) -> IOSettings:
     unknown = sorted(set(section) - KNOWN_KEYS)
     if unknown:
         raise SettingsError(f"io section: unknown keys {unknown}; known keys are {sorted(KNOWN_KEYS)}")
-    profile = section.get("profile", "generic")
-    if profile not in PROFILE_NAMES:
-        raise SettingsError(f"io section: profile {profile!r} is not one of {PROFILE_NAMES}")
+    profile = _profile(section.get("profile"))
     workspace = _absolute_dir(section.get("workspace"), "workspace")
     artifact_dir = _artifact_dir(section.get("artifact_dir"), workspace)
     return IOSettings(
@@ -72,6 +70,16 @@ def parse_section(section: Mapping[str, Any]) -> IOSettings:
         capture_open_figures=_optional_bool(section.get("capture_open_figures"), "capture_open_figures"),
         first_index=_optional_int(section.get("first_index"), "first_index"),
     )
+
+
+def _profile(value: Any) -> ProfileSpec:
+    """The profile's conventions (absent: the generic profile, :class:`ProfileSpec`'s defaults)."""
+    if value is None:
+        return ProfileSpec()
+    try:
+        return ProfileSpec.from_dict(value)
+    except (ProfileError, TypeError) as exc:
+        raise SettingsError(f"io section: {exc}") from None
 
 
 def _absolute_dir(value: Any, key: str) -> str:

@@ -161,7 +161,7 @@ class PolicyAstHook(ast.NodeTransformer):
             raise PolicyRejection(static_message(None, what, rule), rule=rule) from None
         if transformer.violations:
             raise rejection(transformer.violations)
-        return result  # type: ignore[no-any-return]
+        return result
 
 
 def rejection(violations: list[tuple[int | None, str, str]]) -> PolicyRejection:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from functools import partial, reduce
 from itertools import starmap
 from operator import methodcaller
@@ -19,6 +20,7 @@ from typing import Any
 
 from pixelbox.contract.events import EVENT_VERSION
 from pixelbox.contract.geometry import IDENTITY, Lineage, clip_box, normalize_box
+from pixelbox.contract.tools import ToolError
 from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import Registry, is_image, size_of
 from pixelbox.kernel.recorder.ops import OpTable, Spec
@@ -39,6 +41,10 @@ _CALLER: Any = object()
 """Default of :meth:`Recorder.c`'s ``cell``: work it out from the calling frame."""
 
 
+ToolRunner = Callable[[str, str], Any]
+"""Runs one atomic tool call (name, arguments as JSON text): :func:`pixelbox.kernel.atomic.run_tool`."""
+
+
 class Recorder:
     """Records canonical events for one kernel; one instance per kernel (see ``current()``)."""
 
@@ -48,6 +54,7 @@ class Recorder:
         "_pending_artifacts",
         "_plain",
         "_root_paths",
+        "_tools",
         "cell_files",
         "dropped",
         "events",
@@ -79,6 +86,7 @@ class Recorder:
         self._root_paths: dict[str, str] = {}
         self.cell_files: dict[str, int] = {}
         """Compiled cell file name -> execution index, so calls into earlier cells say which cell."""
+        self._tools: ToolRunner | None = None
 
     # -- execution boundaries ----------------------------------------------------------------
     def begin(self) -> int:
@@ -262,15 +270,19 @@ class Recorder:
                 return
         self._artifacts_by_path[path] = artifact
 
+    def serve_tools(self, runner: ToolRunner) -> None:
+        """Let :meth:`tool` run atomic tools through ``runner`` (the atomic layer installs itself here)."""
+        self._tools = runner
+
     def tool(self, name: str, arguments_json: str) -> Any:
         """Run atomic tool ``name`` with its arguments as JSON text (the host's ``Sandbox.call_tool``).
 
         Prints a summary line and captures the result as the next image; a bad call raises
         ``ToolError`` saying what is valid. See :mod:`pixelbox.kernel.atomic`.
         """
-        from pixelbox.kernel.atomic import run_tool
-
-        return run_tool(name, arguments_json)
+        if self._tools is None:
+            raise ToolError("atomic tools need the image I/O layer; start the sandbox with io enabled")
+        return self._tools(name, arguments_json)
 
     def label_of(self, obj: Any) -> str | None:
         """The id of an image value, if it has one."""

@@ -1,0 +1,98 @@
+"""Agentic-MME: 418 visual tasks with step checkpoints, in code mode (``gen``) and atomic mode (``atm``).
+
+The suite wires the harness's Agentic-MME pieces together: tasks in the dataset layout or JSONL
+(``pixelbox.harness.tasks``), the ``agentic-mme`` image I/O profile, the 14 atomic image tools
+and the four web tools (``pixelbox.harness.tools``), the episode loop
+(``pixelbox.harness.episode``), process-verified scoring (``pixelbox.harness.scoring``), the
+official output layout (``pixelbox.harness.export``) and the generated demo tasks
+(``pixelbox.harness.demo``). Budgets are the released runner's (15 rounds, 15 tool calls, 180 s
+per code run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pixelbox.harness.modes import MODES
+from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+
+if TYPE_CHECKING:
+    from pixelbox.harness.agents.base import Agent
+    from pixelbox.harness.episode import EpisodeOutcome
+    from pixelbox.harness.export import ExportedEpisode
+    from pixelbox.harness.tasks import Task
+
+
+class AgenticMME(Suite):
+    """Agentic-MME (the paper's Gen and Atm modes; official task and output layouts)."""
+
+    name = "agentic-mme"
+    title = "Agentic-MME"
+    summary = "418 tasks, code mode and atomic mode, checkpoints scored as Acc, V_tool, V_true, S, Overthink"
+    profile = "agentic-mme"
+    modes = MODES
+    default_judges = ("ocr", "geometric")
+
+    def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> list[Task]:
+        from pixelbox.harness.tasks import load_tasks
+
+        return load_tasks(source, ids)
+
+    def tool_schemas(self, mode: str, *, web: bool) -> list[dict[str, Any]]:
+        from pixelbox.harness.tools import offered_tools
+
+        return offered_tools(self.check_mode(mode), web=web)
+
+    def run_episode(self, task: Any, agent: Agent, context: EpisodeContext) -> EpisodeOutcome:
+        from pixelbox.harness.episode import run_episode
+
+        return run_episode(task, agent, **context.kwargs())
+
+    def score_run(
+        self,
+        run_dir: str | Path,
+        judges: Sequence[str],
+        *,
+        progress: bool = True,
+        options: Any = None,
+        include_infrastructure: bool = False,
+    ) -> dict[str, Any]:
+        from pixelbox.harness.scoring.run import score_run
+
+        return score_run(
+            run_dir, judges, progress=progress, options=options, include_infrastructure=include_infrastructure
+        )
+
+    def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
+        from pixelbox.harness.scoring.report import to_markdown
+        from pixelbox.harness.scoring.run import SCORES_FILE
+
+        return [to_markdown(scores["summary"]).removesuffix("\n"), f"scores: {str(run_dir).rstrip('/')}/{SCORES_FILE}"]
+
+    def write_report(self, run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
+        from pixelbox.harness.scoring.run import write_report
+
+        return write_report(run_dir, include_infrastructure=include_infrastructure)
+
+    def export_run(self, run_dir: str | Path, out: str | Path) -> list[ExportedEpisode]:
+        from pixelbox.harness.export import export_run
+
+        return export_run(run_dir, out)
+
+    def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
+        from pixelbox.harness.demo.run import run_demo, summary_table
+
+        outcome = run_demo(out, backend=backend, concurrency=concurrency, progress=progress)
+        agree = sum(1 for row in outcome.comparison if row["ours"] == row["official"])
+        lines = [
+            summary_table(outcome.summary),
+            f"V_tool vs official checkpoint semantics: {agree}/{len(outcome.comparison)} checkpoints agree",
+            f"report: {outcome.report['html']}",
+            f"official layout: {outcome.out / 'export'}",
+        ]
+        return DemoResult(outcome.out, lines, list(outcome.failures))
+
+
+SUITE = AgenticMME()

@@ -1,0 +1,130 @@
+"""``pixelbox smoke``, ``image``, ``cleanup`` and ``info``: the sandboxes themselves."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pixelbox.cli.command import Command, add_backend_arguments
+
+SMOKE_CODE = """\
+from PIL import Image
+img = Image.open("{path}")
+w, h = img.size
+crop = img.crop((w // 4, h // 4, 3 * w // 4, 3 * h // 4))
+crop.save("crop.png")
+red = sum(p[0] for p in crop.getdata()) / (crop.width * crop.height)
+print("input", img.size, "crop", crop.size, "mean red", round(red, 1))
+"""
+
+
+def _smoke_image(folder: Path) -> Path:
+    """A 400x300 test card: red square in the middle on a blue ground."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (400, 300), (20, 40, 200))
+    ImageDraw.Draw(image).rectangle((100, 75, 300, 225), fill=(230, 30, 30))
+    path = folder / "card.png"
+    image.save(path)
+    return path
+
+
+def _smoke_targets() -> list[tuple[str, dict[str, Any], bool]]:
+    """``(label, sandbox options, must work)`` for every backend and container runtime."""
+    from pixelbox.runtime.backends import BACKENDS
+
+    targets = []
+    for entry in BACKENDS.entries():
+        for runtime in entry.runtimes or (None,):
+            overrides = {"backend": entry.name, **({"runtime": runtime} if runtime else {})}
+            targets.append((f"{entry.name} {runtime}" if runtime else entry.name, overrides, entry.fallback))
+    return targets
+
+
+def cmd_smoke(args: argparse.Namespace) -> int:
+    """Start a sandbox on each backend, crop a generated image, print what came back."""
+    from pixelbox.runtime import PixelboxError, Sandbox
+
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        image = _smoke_image(Path(tmp))
+        for label, overrides, must_work in _smoke_targets():
+            started = time.monotonic()
+            try:
+                with Sandbox(inputs=[image], **overrides) as sandbox:
+                    ready = time.monotonic() - started
+                    path = f"{sandbox.paths.inputs}/{image.name}"
+                    result = sandbox.execute(SMOKE_CODE.format(path=path))
+                    saved = len(sandbox.download("crop.png"))
+                    net = sandbox.info.isolation.get("network")
+                print(
+                    f"[{label}] ready in {ready:.2f}s, status={result.status}, {result.stdout.strip()}, "
+                    f"crop.png {saved} bytes, network: {net}"
+                )
+                if result.status != "ok":
+                    failures += 1
+                    print(result.error.traceback if result.error else result.notices)
+            except PixelboxError as exc:
+                print(f"[{label}] unavailable: {exc}")
+                failures += must_work or args.require_all
+    return 1 if failures else 0
+
+
+def cmd_image(args: argparse.Namespace) -> int:
+    """Build the kernel image or report its status."""
+    from pixelbox.runtime import image
+
+    if args.action == "build":
+        tag = image.build_kernel_image(force=args.force)
+        print(tag)
+        return 0
+    from pixelbox.runtime.docker_engine import docker_client
+
+    client = docker_client()
+    tag = image.kernel_image_tag()
+    present = image.image_present(client)
+    print(json.dumps({"tag": tag, "present": present, "stale": image.stale_images(client)}, indent=1))
+    return 0 if present else 1
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    """Remove containers, kernels and directories left by dead pixelbox processes."""
+    from pixelbox.runtime.cleanup import remove_orphans
+
+    report = remove_orphans(everything=args.all)
+    print(json.dumps(report.__dict__, indent=1))
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Start one sandbox and print the isolation facts in force."""
+    from pixelbox.runtime import Sandbox
+
+    with Sandbox(backend=args.backend, runtime=args.runtime) as sandbox:
+        print(json.dumps(sandbox.info.to_dict(), indent=1, default=str))
+    return 0
+
+
+def _smoke_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--require-all", action="store_true", help="fail if any backend is unavailable")
+
+
+def _image_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=["build", "status"])
+    parser.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
+
+
+def _cleanup_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--all", action="store_true", help="also remove resources of live processes")
+
+
+COMMANDS = (
+    Command("smoke", "start a sandbox on each backend and crop a generated image", _smoke_arguments, cmd_smoke),
+    Command("image", "build the kernel image or show its status", _image_arguments, cmd_image),
+    Command("cleanup", "remove orphaned containers, kernels and workspaces", _cleanup_arguments, cmd_cleanup),
+    Command("info", "print a sandbox's backend and isolation facts", add_backend_arguments, cmd_info),
+)
