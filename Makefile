@@ -4,7 +4,7 @@ SHELL := /bin/bash
 VENV := .venv
 PYTEST_ARGS ?=
 
-.PHONY: setup image test demo lint
+.PHONY: setup image test demo lint docs
 
 setup:
 	bash scripts/setup.sh
@@ -20,7 +20,14 @@ test: setup
 demo: setup
 	$(VENV)/bin/pixelbox demo
 
+# ruff, then mypy over the package as installed (scripts/typecheck.py), then the docs' registry blocks.
 lint:
+	@test -x $(VENV)/bin/python || { echo "no $(VENV): run 'make setup' first" >&2; exit 1; }
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(VENV)/bin/python scripts/typecheck.py
+	$(VENV)/bin/python -m pixelbox.cli.registries --check
+
+# Rewrites the lists in README.md and docs/ that are generated from the registries.
+docs:
+	$(VENV)/bin/python -m pixelbox.cli.registries --write
