@@ -67,7 +67,6 @@ def main() -> None:
         Image.Image.save = _timed_pil_save(inner)  # type: ignore[method-assign]
         section = {
             "enabled": True,
-            "profile": "generic",
             "workspace": root,
             "inputs": [],
             "limits": {"max_artifacts_per_exec": runs + 1},

@@ -1,7 +1,9 @@
-"""The event schema on the host: a typed, validated view of the records the kernel publishes.
+"""The event schema: :class:`Event`, the typed and validated form of every record the kernel publishes.
 
-The schema is documented in ``docs/events.md``; its constants live in the in-kernel package
-(``pixelbox.contract.events``) so kernel and host cannot disagree.
+Fields and parameters are documented in ``docs/events.md``. The wire constants (version, field
+names, statuses) and the operation vocabulary are the host-kernel contract, one copy shared with the
+in-kernel recorder: :mod:`pixelbox.contract.events` and the op table, :mod:`pixelbox.contract.ops`.
+They are re-exported here, so this module is the one to read.
 """
 
 from __future__ import annotations
@@ -129,8 +131,10 @@ def _close(x: Any, y: Any, tolerance: float) -> bool:
 
 __all__ = [
     "ALL_OPS",
+    "EVENT_FIELDS",
     "EVENT_VERSION",
     "OTHER_KINDS",
+    "STATUSES",
     "VISUAL_OPS",
     "Event",
     "EventFormatError",
