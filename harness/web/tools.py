@@ -66,12 +66,15 @@ class WebTools:
         imgbb_url: str = IMGBB_URL,
         limits: DownloadLimits | None = None,
         allow_private_urls: bool = False,
+        timeout: float | None = None,
     ) -> WebTools:
-        """The real providers, keys read from ``SERPER_API_KEY``, ``JINA_API_KEY`` and ``IMGBB_API_KEY`` when used."""
+        """The real providers, keys read from ``SERPER_API_KEY``, ``JINA_API_KEY`` and ``IMGBB_API_KEY`` when used;
+        ``timeout`` (seconds per provider call) replaces each provider's default."""
+        waits = {} if timeout is None else {"timeout": timeout}
         return cls(
-            search=SerperProvider(base_url=serper_url),
-            reader=JinaReader(base_url=jina_url),
-            host=ImgbbHost(base_url=imgbb_url),
+            search=SerperProvider(base_url=serper_url, **waits),
+            reader=JinaReader(base_url=jina_url, **waits),
+            host=ImgbbHost(base_url=imgbb_url, **waits),
             cache=cache,
             limits=limits,
             allow_private_urls=allow_private_urls,

@@ -173,5 +173,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pixelbox: {exc}", file=sys.stderr)
             return 2
         raise
-
-
