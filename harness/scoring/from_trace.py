@@ -20,6 +20,8 @@ from pixelbox.harness.traces import Trace, read_trace
 from pixelbox.tracer.events import Event
 
 from . import geometry
+from .conversation import conversation_of
+from .runmeta import episode_facts
 from .view import (
     INFRASTRUCTURE_ENDS,
     Artifact,
@@ -87,6 +89,8 @@ def _episode(path: str | Path, trace: Trace) -> EpisodeView:
         termination=termination,
         model=str(start.get("model") or ""),
         end_reason=_end_reason(trace, end, termination),
+        conversation=conversation_of(trace),
+        facts=episode_facts(start, Path(path).resolve().parent.parent),
     )
 
 

@@ -59,6 +59,9 @@ class EpisodeScore:
     episodes get no failure label and are left out of the metrics unless asked for."""
     tamper: tuple[dict[str, Any], ...] = ()
     """Executions the runtime flagged: ``{"interaction", "notices"}`` each."""
+    category: str | None = None
+    """The task's category, when its file gives one (reports and comparisons group by it)."""
+    suite: str = "agentic-mme"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -82,6 +82,8 @@ def score_episode(
             {"interaction": i.index, "notices": list(i.notices), "trusted": options.trust_tampered}
             for i in episode.tampered_interactions
         ),
+        category=episode.task.category,
+        suite=str(episode.facts.get("suite") or "agentic-mme"),
     )
 
 

@@ -119,6 +119,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return cli_run.run(args)
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Compare scored runs side by side (see ``pixelbox.cli.compare``)."""
+    from pixelbox.cli import compare as cli_compare
+
+    return cli_compare.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(prog="pixelbox", description=__doc__)
@@ -130,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         "info": (cmd_info, "print a sandbox's backend and isolation facts"),
         "trace": (cmd_trace, "run cells in one sandbox and print the operations that executed"),
         "run": (cmd_run, "run an agent over tasks in code (gen) or atomic (atm) mode, resumably"),
+        "compare": (cmd_compare, "compare scored runs side by side: aggregates, charts, per-task grid, intervals"),
     }
     parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in commands.items()}
     for name, (func, _) in commands.items():
@@ -142,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["info"].add_argument("--runtime", default="runc", choices=["runc", "runsc"])
     trace_command.add_arguments(parsers["trace"])
     _add_run_arguments(parsers["run"])
+    _add_compare_arguments(parsers["compare"])
     _add_harness_commands(sub)
     return parser
 
@@ -150,6 +159,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     from pixelbox.cli import run as cli_run
 
     cli_run.add_arguments(parser)
+
+
+def _add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    from pixelbox.cli import compare as cli_compare
+
+    cli_compare.add_arguments(parser)
 
 
 def _add_harness_commands(sub: Any) -> None:

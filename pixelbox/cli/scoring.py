@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -23,17 +24,32 @@ TRACE_ADVICE = (
 )
 
 
+DEMO_DESCRIPTION = (
+    "The offline demo: draws five small tasks in the Agentic-MME layout, replays recorded solutions of two models "
+    "(a reference and a hastier one) in code mode (gen) and atomic mode (atm) through real sandboxes, scores them "
+    "with the offline judges (tesseract OCR, lineage geometry), writes both reports and their comparison, and "
+    "exports the reference runs to the official layout. Earlier demo output in --out is replaced."
+)
+
+
+def _demo_layout() -> str:
+    from pixelbox.harness.demo.run import LAYOUT
+
+    width = max(len(name) for name, _, _ in LAYOUT) + 1
+    lines = [f"  {name + ':':<{width}} OUT/{path}  ({what})" for name, path, what in LAYOUT]
+    return "what it writes under OUT (--out, default runs/demo):\n" + "\n".join(lines)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the offline demo end to end and print the per-mode table and where the report is."""
-    from pixelbox.harness.demo.run import run_demo, summary_table
+    from pixelbox.harness.demo.run import run_demo, summary_table, where_lines
 
     outcome = run_demo(args.out, backend=args.backend, concurrency=args.concurrency, progress=not args.quiet)
     print(summary_table(outcome.summary))
     differing = [r for r in outcome.comparison if r["ours"] != r["official"]]
     agree = len(outcome.comparison) - len(differing)
     print(f"V_tool vs official checkpoint semantics: {agree}/{len(outcome.comparison)} checkpoints agree")
-    print(f"report: {outcome.report['html']}")
-    print(f"official layout: {outcome.out / 'export'}")
+    print("\n".join(where_lines(outcome.out)))
     for failure in outcome.failures:
         print(f"FAILED {failure}", file=sys.stderr)
     return 1 if outcome.failures else 0
@@ -85,6 +101,9 @@ def register(sub: Any) -> None:
     from pixelbox.harness.scoring.judges import JUDGE_SPECS
 
     demo = _add(sub, "demo", cmd_demo, "run the offline demo: generated tasks, both modes, scores, report, export")
+    demo.description = textwrap.fill(DEMO_DESCRIPTION, 100)
+    demo.epilog = _demo_layout()
+    demo.formatter_class = argparse.RawDescriptionHelpFormatter
     demo.add_argument("--out", default="runs/demo", help="output directory (default: runs/demo)")
     demo.add_argument("--backend", default="auto", choices=["auto", "docker", "local"])
     demo.add_argument("--concurrency", type=int, default=1, help="episodes run at once (default 1)")

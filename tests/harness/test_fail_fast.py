@@ -94,7 +94,7 @@ def test_a_rejected_key_and_an_unknown_model_are_named_before_any_episode(tmp_pa
     script = [api_error(404, "The model `test-model` does not exist.")]
     with ChatCompletionsServer(script, models=["served-a", "served-b"]) as server:
         agent = OpenAIAgent(OpenAIConfig("test-model", base_url=server.base_url, api_key="sk-test"))
-        with pytest.raises(EndpointUnusable, match="does not know the model.*it serves served-a, served-b"):
+        with pytest.raises(EndpointUnusable, match=r"does not know the model.*it serves served-a, served-b"):
             agent.preflight()
         assert [r.method for r in server.requests] == ["GET", "POST"]
         assert server.bodies()[0]["max_tokens"] == 1
@@ -202,7 +202,7 @@ def test_an_endpoint_that_dies_midway_stops_scheduling_and_the_run_resumes(
     assert "6/6 episodes finished (4 run now, 2 already done)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("fraction", "attempts"), [(0.3, 3), (0.5, 1)])
+@pytest.mark.parametrize(("fraction", "attempts"), [(0.3, 3), (0.34, 1)])
 def test_a_flaky_endpoint_completes_with_every_episode_accounted_for(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], fraction: float, attempts: int
 ) -> None:
@@ -228,7 +228,7 @@ def test_a_flaky_endpoint_completes_with_every_episode_accounted_for(
     if attempts > 1:
         assert code == 0 and set(ended.values()) == {"answered"}
         assert retried == server.failures, "every failed request was retried and recorded on its turn"
-    else:
+    else:  # each failure ends an episode; 8 of them need more calls than 8 episodes make, so some finish
         failed = [t for t, s in ended.items() if s == "agent_error"]
         assert code == 1 and failed and len(failed) < len(ids)
         assert f"agent_error: {len(failed)}" in printed and "the agent failed: model 'test-model'" in printed
