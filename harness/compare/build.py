@@ -63,15 +63,17 @@ def _suite(
     suite: str, members: list[System], key: str, columns: list[Column], bootstrap: tuple[int, int, float]
 ) -> dict[str, Any]:
     tasks = sorted({t for s in members for t in s.episodes})
+    metric = next(c for c in columns if c.key == key)
     return {
         "suite": suite,
         "metric": key,
-        "metric_label": next(c.label for c in columns if c.key == key),
+        "metric_label": metric.label,
+        "metric_column": metric.to_dict(),
         "columns": [c.to_dict() for c in columns],
         "aggregate": [_aggregate(s, columns) for s in members],
         "categories": _grouped(members, key, lambda s, t: _field(s, t, "category")),
         "levels": _grouped(members, key, lambda s, t: level_label(s.episodes[t]["score"])),
-        "grid": [_grid_row(members, task, key) for task in tasks],
+        "grid": [_grid_row(members, task, metric) for task in tasks],
         "pairs": _pairs(members, tasks, key, bootstrap),
     }
 
@@ -101,7 +103,7 @@ def _grouped(members: list[System], key: str, group_of: Any) -> dict[str, Any]:
     return {g: {label: mean_of(values) for label, values in by.items()} for g, by in sorted(groups.items())}
 
 
-def _grid_row(members: list[System], task: str, key: str) -> dict[str, Any]:
+def _grid_row(members: list[System], task: str, metric: Column) -> dict[str, Any]:
     cells = {}
     for system in members:
         page = system.page(task)
@@ -110,12 +112,16 @@ def _grid_row(members: list[System], task: str, key: str) -> dict[str, Any]:
         elif system.infrastructure(task):
             state, value = "infra", None
         else:
-            value = system.value(task, key)
-            state = "na" if value is None else "pass" if value == 1 else "fail" if value == 0 else "partial"
+            value = system.value(task, metric.key)
+            state = "na" if value is None else "value" if metric.kind != "rate" else _verdict_state(value)
         cells[system.label] = {"state": state, "value": value, "page": str(page) if page else None}
     values = {c["value"] for c in cells.values() if c["value"] is not None}
     category = next((_field(s, task, "category") for s in members if task in s.episodes), None)
     return {"task_id": task, "category": category, "differs": len(values) > 1, "cells": cells}
+
+
+def _verdict_state(rate: float) -> str:
+    return "pass" if rate == 1 else "fail" if rate == 0 else "partial"
 
 
 def _pairs(

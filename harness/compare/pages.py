@@ -107,7 +107,14 @@ def _aggregate_table(suite: dict[str, Any]) -> Table:
 def _best(suite: dict[str, Any]) -> set[str]:
     values = [(r["system"], r.get(suite["metric"])) for r in suite["aggregate"]]
     known = [v for _, v in values if v is not None]
-    return {name for name, v in values if known and v == max(known)} if len(values) > 1 else set()
+    if len(values) < 2 or not known or _metric(suite).better is None:
+        return set()
+    best = min(known) if _metric(suite).better == "lower" else max(known)
+    return {name for name, v in values if v == best}
+
+
+def _metric(suite: dict[str, Any]) -> Column:
+    return Column.from_dict(suite["metric_column"])
 
 
 def _pairs_table(suite: dict[str, Any]) -> Table:
@@ -120,16 +127,17 @@ def _pairs_table(suite: dict[str, Any]) -> Table:
             empty = [Cell(NOT_APPLICABLE)] * 6
             rows.append([Cell(pair["a"]), Cell(pair["b"]), Cell("0", css="num"), *empty, Cell("no shared task")])
             continue
-        ci = f"[{_pp(pair['low'])}, {_pp(pair['high'])}]"
-        verdict, css = _verdict(pair)
+        metric = _metric(suite)
+        ci = f"[{_difference(pair['low'], metric)}, {_difference(pair['high'], metric)}]"
+        verdict, css = _verdict(pair, metric)
         rows.append(
             [
                 Cell(pair["a"]),
                 Cell(pair["b"]),
                 Cell(str(pair["tasks"]), css="num"),
-                Cell(f"{100 * pair['mean_a']:.1f}%", css="num"),
-                Cell(f"{100 * pair['mean_b']:.1f}%", css="num"),
-                Cell(_pp(pair["difference"]), css="num"),
+                Cell(metric.format(pair["mean_a"]), css="num"),
+                Cell(metric.format(pair["mean_b"]), css="num"),
+                Cell(_difference(pair["difference"], metric), css="num"),
                 Cell(ci, css="num"),
                 Cell(f"{pair['p']:.3f}", css="num"),
                 Cell(f"{pair['a_better']} / {pair['b_better']}", css="num"),
@@ -139,7 +147,7 @@ def _pairs_table(suite: dict[str, Any]) -> Table:
     boot = suite["pairs"][0] if suite["pairs"] and suite["pairs"][0]["tasks"] else None
     how = (
         f"Paired bootstrap over the tasks both systems have a value for ({boot['resamples']} resamples, seed "
-        f"{boot['seed']}, {100 * boot['confidence']:.0f}% percentile interval); differences in percentage points."
+        f"{boot['seed']}, {100 * boot['confidence']:.0f}% percentile interval)."
         if boot
         else "Paired bootstrap over shared tasks."
     )
@@ -147,14 +155,17 @@ def _pairs_table(suite: dict[str, Any]) -> Table:
     return Table(f"pairs-{_id(suite['suite'])}", title, headers, rows, how, "only one system: nothing to pair")
 
 
-def _verdict(pair: dict[str, Any]) -> tuple[str, str]:
-    if not pair["significant"]:
-        return "no clear difference", ""
-    return ("A ahead", "pass") if pair["difference"] > 0 else ("B ahead", "fail")
+def _verdict(pair: dict[str, Any], metric: Column) -> tuple[str, str]:
+    """Which system the interval favours, given whether the metric is better higher or lower."""
+    if not pair["significant"] or metric.better is None:
+        return ("no clear difference", "") if not pair["significant"] else ("differ", "")
+    a_ahead = (pair["difference"] > 0) == (metric.better == "higher")
+    return ("A ahead", "pass") if a_ahead else ("B ahead", "fail")
 
 
-def _pp(value: float) -> str:
-    return f"{100 * value:+.1f} pp"
+def _difference(value: float, metric: Column) -> str:
+    """A difference in percentage points for rates, in the metric's units otherwise."""
+    return f"{100 * value:+.1f} pp" if metric.kind == "rate" else f"{value:+.2f}"
 
 
 def _grid_tables(suite: dict[str, Any], links: _Links) -> tuple[Table, Table]:
@@ -168,7 +179,7 @@ def _grid_tables(suite: dict[str, Any], links: _Links) -> tuple[Table, Table]:
         cells = [Cell(row["task_id"]), *([Cell(row["category"] or "")] if with_category else [])]
         for label in labels:
             cell = row["cells"].get(label) or {"state": "missing", "value": None, "page": None}
-            text = STATE_TEXT.get(cell["state"]) or f"{100 * cell['value']:.0f}%"
+            text = STATE_TEXT.get(cell["state"]) or _metric(suite).format(cell["value"])
             href = links.to(cell["page"]) if cell["page"] else None
             cells.append(Cell(text, href=href, css=f"cell {cell['state']}"))
         (differ if row["differs"] else agree).append(cells)

@@ -28,7 +28,7 @@ class Series:
 
 def bar_chart(chart_id: str, title: str, groups: list[str], series: list[Series], *, percent: bool = True) -> str:
     """Grouped vertical bars: one cluster per group, one bar per series; ``percent`` scales 0-1 to 0-100%."""
-    bar = 30 if len(series) <= 3 else 22
+    bar = 36 if len(series) <= 2 else 28 if len(series) <= 4 else 20
     left = 52
     cluster = max(bar * len(series) + 18, (MIN_WIDTH - left - 16) / max(len(groups), 1))
     gap = cluster - bar * len(series)
@@ -146,7 +146,7 @@ def _bar(
         return _text(x + width / 2, base - 4, "n/a", anchor="middle", size=10, fill=MUTED)
     h = plot_h * min(value, top_value) / top_value
     tip = escape(f"{series.name}: {group}: {_shown(value, percent)}")
-    narrow = width < 24
+    narrow = width < 26
     shown = _shown(value, percent).rstrip("%") if narrow else _shown(value, percent)
     return (
         f"<rect class='bar' x='{x:.1f}' y='{base - h:.1f}' width='{width:.1f}' height='{max(h, 0.75):.1f}' rx='2' "

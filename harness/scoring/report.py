@@ -74,8 +74,9 @@ def _stats(episodes: list[dict[str, Any]], columns: list[Column], include_infras
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
-    """The score tables (per mode and level, failure labels, infrastructure) in Markdown."""
+    """The score tables (per mode and level, per category, failure labels, infrastructure) in Markdown,
+    without links (``pixelbox score`` prints them before any report page exists)."""
     from .report_tables import summary_tables
     from .tables import to_markdown as table_markdown
 
-    return "# Scores\n\n" + "".join(table_markdown(t) for t in summary_tables(summary))
+    return "".join(table_markdown(t, link_prefix=None) for t in summary_tables(summary))

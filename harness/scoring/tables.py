@@ -60,8 +60,9 @@ def _html_cell(cell: Cell) -> str:
     return f"<td{css}{title}>{text}</td>"
 
 
-def to_markdown(table: Table, heading: str = "##", link_prefix: str = "") -> str:
-    """The same table in GitHub Markdown; links get ``link_prefix`` (report.md sits beside the report folder)."""
+def to_markdown(table: Table, heading: str = "##", link_prefix: str | None = "") -> str:
+    """The same table in GitHub Markdown; links get ``link_prefix`` (report.md sits beside the report folder),
+    or are left out with None (text for a terminal)."""
     lines = [f"{heading} {table.title}", ""] if table.title else []
     if table.note:
         lines += [f"**{_md(table.note)}**", ""]
@@ -74,9 +75,9 @@ def to_markdown(table: Table, heading: str = "##", link_prefix: str = "") -> str
     return "\n".join(lines) + "\n\n"
 
 
-def _md_cell(cell: Cell, prefix: str) -> str:
+def _md_cell(cell: Cell, prefix: str | None) -> str:
     text = _md(cell.text)
-    return f"[{text}]({prefix}{cell.href})" if cell.href else text
+    return f"[{text}]({prefix}{cell.href})" if cell.href and prefix is not None else text
 
 
 def _md(text: str) -> str:

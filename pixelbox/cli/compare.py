@@ -59,22 +59,26 @@ def run(args: argparse.Namespace) -> int:
 
 def summary_text(comparison: dict) -> str:  # type: ignore[type-arg]
     """Per suite: each system's primary metric, then each pair's difference with its interval."""
+    from pixelbox.harness.scoring.columns import INFRASTRUCTURE, Column
+
     lines = []
     for suite in comparison["suites"]:
-        key, label = suite["metric"], suite["metric_label"]
-        lines.append(f"{suite['suite']} ({label}):")
+        metric = Column.from_dict(suite["metric_column"])
+        scale, unit = (100, " pp") if metric.kind == "rate" else (1, "")
+        lines.append(f"{suite['suite']} ({metric.label}):")
         for row in suite["aggregate"]:
-            value = row.get(key)
-            shown = "n/a" if value is None else f"{100 * value:.1f}%"
+            value = row.get(metric.key)
+            shown = INFRASTRUCTURE if value is None else metric.format(value)
             lines.append(f"  {row['system']}: {shown} over {row['n']} episode(s), {row['infrastructure']} infra")
         for pair in suite["pairs"]:
             if not pair["tasks"]:
                 lines.append(f"  {pair['a']} vs {pair['b']}: no shared task")
                 continue
             verdict = "significant" if pair["significant"] else "not significant"
+            low, high = scale * pair["low"], scale * pair["high"]
             lines.append(
-                f"  {pair['a']} - {pair['b']}: {100 * pair['difference']:+.1f} pp, "
-                f"{100 * pair['confidence']:.0f}% interval [{100 * pair['low']:+.1f}, {100 * pair['high']:+.1f}] "
+                f"  {pair['a']} - {pair['b']}: {scale * pair['difference']:+.1f}{unit}, "
+                f"{100 * pair['confidence']:.0f}% interval [{low:+.1f}, {high:+.1f}] "
                 f"over {pair['tasks']} shared task(s), p={pair['p']:.3f} ({verdict})"
             )
         differ = sum(1 for row in suite["grid"] if row["differs"])

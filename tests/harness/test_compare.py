@@ -95,6 +95,35 @@ def test_compare_on_two_demo_runs_shows_their_differences(
     assert f"[fail]({os.path.relpath(page, tmp_path / 'cmp')})" in markdown
 
 
+def test_compare_on_another_metric_shows_its_values(
+    demo_output: DemoOutput, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    comparison = compare(demo_output, tmp_path / "cmp", "--metric", "calls")
+    [suite] = comparison["suites"]
+    assert suite["metric_label"] == "calls/task"
+    rows = {row["task_id"]: row for row in suite["grid"]}
+    flip = rows["demo-flip-mirror"]["cells"]
+    assert (flip["reference · atm"]["state"], flip["reference · atm"]["value"], flip["hasty · atm"]["value"]) == (
+        "value",
+        1.0,
+        0.0,
+    )
+    diff = pair(comparison, "reference · atm", "hasty · atm")
+    assert diff["difference"] == pytest.approx(0.4)  # the hasty model skipped the flip and the rotation
+    dom = Dom.parse((tmp_path / "cmp" / "index.html").read_text())
+    [row] = [
+        r
+        for r in dom.by_id("pairs-agentic-mme").find("tr")
+        if "reference · atm" in r.all_text() and "hasty · atm" in r.all_text()
+    ]
+    assert "+0.40" in row.all_text() and "pp" not in row.all_text()
+    assert main(["compare", str(demo_output.out / "runs"), "--metric", "nonsense", "--out", str(tmp_path / "x")]) == 2
+    assert (
+        "has no metric 'nonsense'; its metrics are acc, s, v, v_tool, v_true, calls, overthink"
+        in capsys.readouterr().err
+    )
+
+
 def test_compare_refuses_a_run_that_was_not_scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "raw").mkdir()
     assert main(["compare", str(tmp_path / "raw"), "--out", str(tmp_path / "cmp")]) == 2
