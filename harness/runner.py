@@ -204,7 +204,7 @@ def run_tasks(
     pending = run.pending(selected, retry)
     streak = FailureStreak(max_consecutive_failures)
     played = _play_all(player, pending, concurrency, progress, streak)
-    summary = _summary(run, selected, len(pending) - len(played.not_started), played.failed)
+    summary = _summary(run, selected, len(pending), played)
     summary.stopped = streak.to_dict(played.not_started)
     return summary
 
@@ -386,18 +386,19 @@ def _status_line(outcome: EpisodeOutcome) -> str:
     return f"{outcome.task_id}: {outcome.status}{reason}{answer} [{counts}]"
 
 
-def _summary(run: RunDirectory, selected: Sequence[Task], ran: int, failed: list[dict[str, str]]) -> RunSummary:
+def _summary(run: RunDirectory, selected: Sequence[Task], pending: int, played: _Played) -> RunSummary:
+    """``pending`` tasks were to run now; those ``played`` did not start are neither run nor already done."""
     wanted = {task.task_id for task in selected}
     episodes = [s for s in run.summaries() if s.get("task_id") in wanted]
     counts = dict(Counter(str(s.get("status")) for s in episodes if s.get("finished")))
     return RunSummary(
         out_dir=run.root,
         total=len(selected),
-        ran=ran,
-        skipped=len(selected) - ran,
+        ran=pending - len(played.not_started),
+        skipped=len(selected) - pending,
         counts=counts,
         episodes=episodes,
-        failed=failed,
+        failed=played.failed,
     )
 
 

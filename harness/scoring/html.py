@@ -7,6 +7,7 @@ thumbnails PNG files in ``assets/`` (also where the charts are kept as ``.svg`` 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,12 @@ from .tables import to_html
 def write_html(
     report_dir: Path, summary: dict[str, Any], episodes: list[dict[str, Any]], judges: list[str] | None = None
 ) -> Path:
-    """Write ``index.html``, one page per episode and the chart files; returns the index path."""
+    """Write ``index.html``, one page per episode and the chart files; returns the index path.
+
+    ``assets/`` is emptied first, so it holds this report's images only (not those of episodes rerun since).
+    """
     assets = report_dir / "assets"
+    shutil.rmtree(assets, ignore_errors=True)
     assets.mkdir(parents=True, exist_ok=True)
     for record in episodes:
         meta = run_meta([record], judges or [])

@@ -212,8 +212,10 @@ def _model_region(root: str, seq: int | None, events: list[Event], expected: Box
 
 
 def thumbnail(artifact: dict[str, Any], assets: Path, slug: str) -> str | None:
-    """A small copy of an image the episode produced, in ``assets`` (made once); None when the file is gone."""
-    target = assets / f"{slug}_image_{artifact['index']}.png"
+    """A small copy of an image the episode produced, in ``assets`` (made once per content: the name carries
+    its hash, so a rerun episode's new image never shows an old thumbnail); None when the file is gone."""
+    digest = str(artifact.get("sha256") or "")[:10]
+    target = assets / f"{slug}_image_{artifact['index']}_{digest}.png"
     if target.is_file():
         return target.name
     source = Path(artifact["path"])

@@ -174,6 +174,7 @@ def test_without_the_check_a_dead_endpoint_stops_the_run_after_n_failures(
     assert "stopped after 2 infrastructure failures in a row (--max-consecutive-failures 2)" in captured.err
     assert "3 task(s) were not started" in captured.err and "run the same command again" in captured.err
     assert "last: t1: agent_error: the agent failed: model 'test-model'" in captured.err
+    assert "2/5 episodes finished (2 run now, 0 already done)" in captured.out
     assert "failed 2 times in a row; last error: connection error" in captured.out, "the reason, without a trace"
     assert "--max-attempts N" in captured.out
 
