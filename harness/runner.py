@@ -32,6 +32,8 @@ from pixelbox.harness.episode import RETRYABLE_STATUSES, EpisodeAborted, Episode
 from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.episode.prompts import PromptTemplates
 from pixelbox.harness.modes import Mode
+from pixelbox.harness.preflight import check_services
+from pixelbox.harness.streak import FailureStreak
 from pixelbox.harness.suites import DEFAULT_SUITE, SUITES, EpisodeContext, Suite, SuiteTask
 from pixelbox.harness.traces import RunDirectory, select_shard
 from pixelbox.harness.web import CacheMode, WebCache, WebTools
@@ -67,6 +69,8 @@ class WebConfig:
     jina_url: str | None = None
     imgbb_url: str | None = None
     allow_private_urls: bool = False
+    timeout: float | None = None
+    """Seconds per provider call (None: each provider's default); not part of the run's configuration."""
 
     def tools_for(self, task: SuiteTask) -> WebTools:
         """The web tools of one task."""
@@ -80,7 +84,7 @@ class WebConfig:
             for k, v in (("serper_url", self.serper_url), ("jina_url", self.jina_url), ("imgbb_url", self.imgbb_url))
             if v
         }
-        return WebTools.from_env(cache, allow_private_urls=self.allow_private_urls, **urls)
+        return WebTools.from_env(cache, allow_private_urls=self.allow_private_urls, timeout=self.timeout, **urls)
 
     def to_dict(self) -> dict[str, Any]:
         view: dict[str, Any] = {
@@ -101,7 +105,9 @@ class RunSummary:
     played, ``skipped`` those already finished; ``failed`` lists harness failures that left an
     episode unfinished (it will be redone on the next resume). ``infrastructure`` counts finished
     episodes whose status says the run, not the model, failed (``agent_error``, ``runtime_error``,
-    ``harness_error``): ``run_tasks(..., retry_failed=True)`` runs them again.
+    ``harness_error``): ``run_tasks(..., retry_failed=True)`` runs them again. ``stopped`` is set when
+    too many infrastructure failures in a row stopped the run (see :class:`FailureStreak`): the failures
+    and the tasks not started.
     """
 
     out_dir: Path
@@ -111,6 +117,7 @@ class RunSummary:
     counts: dict[str, int] = field(default_factory=dict)
     episodes: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
+    stopped: dict[str, Any] | None = None
 
     @property
     def finished(self) -> int:
@@ -136,6 +143,7 @@ class RunSummary:
             "counts": dict(self.counts),
             "infrastructure": self.infrastructure,
             "failed": list(self.failed),
+            "stopped": self.stopped,
             "episodes": list(self.episodes),
         }
 
@@ -156,6 +164,8 @@ def run_tasks(
     templates: PromptTemplates | None = None,
     retry_failed: bool = False,
     suite: str | Suite = DEFAULT_SUITE,
+    preflight: bool = False,
+    max_consecutive_failures: int = 0,
 ) -> RunSummary:
     """Run ``tasks`` (or shard ``(i, n)`` of them) in ``mode``, writing traces under ``out_dir``; resumable.
 
@@ -164,9 +174,14 @@ def run_tasks(
     ``retry_failed`` also reruns finished episodes that ended in ``agent_error``, ``runtime_error``
     or ``harness_error`` (their traces are set aside as ``.partial-N``). ``suite`` (a name or a
     :class:`~pixelbox.harness.suites.Suite`) plays the episodes; ``profile`` defaults to its profile.
+    ``preflight`` checks the
+    agent's endpoint (and the web providers in record mode) once before the first episode.
+    ``max_consecutive_failures`` (0: never) stops scheduling episodes after that many infrastructure
+    failures in a row; the summary's ``stopped`` says so, and calling again resumes.
 
     Raises :class:`RunSetupError` (before any episode starts, nothing marked finished) when the
-    agent or the web tools of the first task to run cannot be built.
+    agent or the web tools of the first task to run cannot be built, and
+    :class:`~pixelbox.harness.preflight.PreflightError` when the check finds a service unusable.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -186,10 +201,13 @@ def run_tasks(
     player = _Player(run, config, options, agent_factory, web_factory, player_suite)
     first = next((task for task in selected if run.needs_run(task.task_id, retry)), None)
     if first is not None:
-        player.prepare_first(first)  # RunSetupError before anything is set aside or started
+        player.prepare_first(first, preflight)  # RunSetupError / PreflightError before anything is started
     pending = run.pending(selected, retry)
-    failed = _play_all(player, pending, concurrency, progress)
-    return _summary(run, selected, len(pending), failed)
+    streak = FailureStreak(max_consecutive_failures)
+    played = _play_all(player, pending, concurrency, progress, streak)
+    summary = _summary(run, selected, len(pending), played)
+    summary.stopped = streak.to_dict(played.not_started)
+    return summary
 
 
 # -- one episode ---------------------------------------------------------------------------------------
@@ -211,12 +229,17 @@ class _Player:
         self.agent_factory, self.web_factory = agent_factory, web_factory
         self.stop = threading.Event()
         """Set when the run is interrupted: episodes stop at their next step, unfinished."""
+        self.halt = threading.Event()
+        """Set when infrastructure failures stopped the run: no new episode starts, running ones finish."""
         self._prepared: dict[str, tuple[Agent, WebTools | None]] = {}
 
-    def prepare_first(self, task: SuiteTask) -> None:
-        """Build the first task's agent and web tools now; :class:`RunSetupError` when that fails."""
+    def prepare_first(self, task: SuiteTask, preflight: bool = False) -> None:
+        """Build the first task's agent and web tools now (and check their services when ``preflight``);
+        :class:`RunSetupError` or :class:`~pixelbox.harness.preflight.PreflightError` when that fails."""
         try:
             self._prepared[task.task_id] = self._build(task)
+            if preflight:
+                check_services(*self._prepared[task.task_id])
         except EpisodeSetupError as exc:
             raise RunSetupError(
                 f"cannot start the run: {exc}. No episode was started and nothing was marked finished; "
@@ -242,7 +265,7 @@ class _Player:
         An agent or web tools that cannot be built raise :class:`EpisodeSetupError` before the trace
         is created, so the task stays unfinished and is redone on resume.
         """
-        if self.stop.is_set():
+        if self.stop.is_set() or self.halt.is_set():
             return None
         prepared = self._prepared.pop(task.task_id, None)
         agent, web = prepared if prepared is not None else self._build(task)
@@ -287,33 +310,49 @@ def episode_options(options: SandboxOptions, config: EpisodeConfig, input_count:
 # -- many episodes ---------------------------------------------------------------------------------------
 
 
-def _play_all(player: _Player, tasks: list[SuiteTask], concurrency: int, progress: bool) -> list[dict[str, str]]:
-    failed: list[dict[str, str]] = []
+@dataclass
+class _Played:
+    """What :func:`_play_all` did: harness failures that left episodes unfinished, tasks never started."""
+
+    failed: list[dict[str, str]] = field(default_factory=list)
+    not_started: list[str] = field(default_factory=list)
+
+
+def _play_all(
+    player: _Player, tasks: list[SuiteTask], concurrency: int, progress: bool, streak: FailureStreak
+) -> _Played:
+    played = _Played()
     lock = threading.Lock()
     bar = tqdm(
         total=len(tasks), disable=not progress, desc=f"episodes ({player.config.mode})", unit="ep", file=sys.stderr
     )
 
     def one(task: SuiteTask) -> None:
+        failure: str | None = None
         try:
             outcome = player.play(task)
             if outcome is None:
+                if player.halt.is_set():
+                    with lock:
+                        played.not_started.append(task.task_id)
                 return
             line = _status_line(outcome)
+            if outcome.status in RETRYABLE_STATUSES:
+                failure = f"{outcome.status}: {outcome.reason}"
         except EpisodeAborted:
             return
         except Exception as exc:
+            failure = f"{type(exc).__name__}: {exc}"
             with lock:
-                failed.append(
-                    {
-                        "task_id": task.task_id,
-                        "error": f"{type(exc).__name__}: {exc}",
-                        "traceback": traceback.format_exc()[-2000:],
-                    }
+                played.failed.append(
+                    {"task_id": task.task_id, "error": failure, "traceback": traceback.format_exc()[-2000:]}
                 )
             kind = "setup failure" if isinstance(exc, EpisodeSetupError) else "harness failure"
-            line = f"{task.task_id}: {kind} ({type(exc).__name__}: {exc}); it will be redone on resume"
+            line = f"{task.task_id}: {kind} ({failure}); it will be redone on resume"
         with lock:
+            if streak.note(task.task_id, failure):
+                player.halt.set()
+                line += f"\n{streak.limit} infrastructure failures in a row: no new episode will start"
             if progress:
                 bar.write(line, file=sys.stderr)
             bar.update(1)
@@ -326,7 +365,8 @@ def _play_all(player: _Player, tasks: list[SuiteTask], concurrency: int, progres
             _in_pool(one, tasks, concurrency, player.stop)
     finally:
         bar.close()
-    return failed
+    played.not_started.sort(key=[t.task_id for t in tasks].index)
+    return played
 
 
 def _in_pool(one: Callable[[SuiteTask], None], tasks: list[SuiteTask], concurrency: int, stop: threading.Event) -> None:
@@ -349,18 +389,19 @@ def _status_line(outcome: EpisodeOutcome) -> str:
     return f"{outcome.task_id}: {outcome.status}{reason}{answer} [{counts}]"
 
 
-def _summary(run: RunDirectory, selected: Sequence[SuiteTask], ran: int, failed: list[dict[str, str]]) -> RunSummary:
+def _summary(run: RunDirectory, selected: Sequence[SuiteTask], pending: int, played: _Played) -> RunSummary:
+    """``pending`` tasks were to run now; those ``played`` did not start are neither run nor already done."""
     wanted = {task.task_id for task in selected}
     episodes = [s for s in run.summaries() if s.get("task_id") in wanted]
     counts = dict(Counter(str(s.get("status")) for s in episodes if s.get("finished")))
     return RunSummary(
         out_dir=run.root,
         total=len(selected),
-        ran=ran,
-        skipped=len(selected) - ran,
+        ran=pending - len(played.not_started),
+        skipped=len(selected) - pending,
         counts=counts,
         episodes=episodes,
-        failed=failed,
+        failed=played.failed,
     )
 
 

@@ -21,6 +21,7 @@ from pixelbox.contract.events import ALL_OPS, OTHER_KINDS, VISUAL_OPS
 from pixelbox.contract.ops import CHECKPOINT_WORDS, OPS, OPS_BY_NAME, REPLAYABLE, TOOL_SPECS
 from pixelbox.contract.tools import function_schema
 from pixelbox.harness.modes import MODE_CHOICES, MODES
+from pixelbox.harness.scoring.columns import columns_of, metrics_of, primary_of
 from pixelbox.harness.scoring.judges import JUDGES, build_judges
 from pixelbox.harness.scoring.requirements import ops_for
 from pixelbox.harness.suites import DEFAULT_SUITE, SUITES, Suite
@@ -168,6 +169,26 @@ def test_suites_are_discovered_and_name_registered_profiles_and_modes() -> None:
         assert suite.modes and set(suite.modes) <= set(MODES), suite.name
         for judge in suite.default_judges:
             assert judge.partition(":")[0] in JUDGES, (suite.name, judge)
+
+
+def test_every_suite_declares_its_metric_columns_and_a_primary_among_them() -> None:
+    """Reports and ``pixelbox compare`` show a suite's metrics from its declaration alone."""
+    for suite in SUITES.entries():
+        keys = [column.key for column in suite.metric_columns()]
+        assert keys and len(set(keys)) == len(keys), suite.name
+        assert suite.primary_metric in keys, suite.name
+        assert all(column.kind in ("rate", "number") for column in suite.metric_columns()), suite.name
+
+
+def test_a_score_without_columns_of_its_own_shows_its_suites() -> None:
+    """A record that names its suite gets the suite's columns and primary; its own declaration wins."""
+    suite = SUITES.get(DEFAULT_SUITE)
+    bare = {"suite": DEFAULT_SUITE, suite.primary_metric: True}
+    assert columns_of(bare) == suite.metric_columns() and primary_of(bare) == suite.primary_metric
+    assert metrics_of(bare)[suite.primary_metric] == 1.0
+    own = {"suite": "elsewhere", "columns": [{"key": "f1", "label": "F1"}], "primary": "f1", "metrics": {"f1": 0.5}}
+    assert [c.key for c in columns_of(own)] == ["f1"] and primary_of(own) == "f1" and metrics_of(own) == {"f1": 0.5}
+    assert columns_of({"suite": "not-installed-here"}) == suite.metric_columns()  # scores from before suites said
 
 
 def test_every_judge_kind_builds_from_its_form() -> None:

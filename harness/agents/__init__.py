@@ -12,6 +12,7 @@ from pixelbox.harness.agents.base import (
 )
 from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
 from pixelbox.harness.agents.openai_agent import ModelRequestError, OpenAIAgent, OpenAIConfig
+from pixelbox.harness.agents.preflight import EndpointUnusable
 from pixelbox.harness.agents.replay import RecordingError, ReplayAgent, ReplayExhausted
 from pixelbox.harness.agents.retry import RetryPolicy
 
@@ -19,6 +20,7 @@ __all__ = [
     "Agent",
     "AgentError",
     "AgentTurn",
+    "EndpointUnusable",
     "Message",
     "ModelRequestError",
     "OpenAIAgent",

@@ -21,6 +21,7 @@ import openai
 
 from pixelbox.harness.agents.base import AgentError, AgentTurn, Message, ToolCall, ToolSchema, Usage
 from pixelbox.harness.agents.messages import content_text
+from pixelbox.harness.agents.preflight import CHECK_TIMEOUT, check_endpoint
 from pixelbox.harness.agents.retry import RetryPolicy, is_retryable_status, parse_retry_after
 
 NO_KEY_NEEDED = "EMPTY"
@@ -104,6 +105,17 @@ class OpenAIAgent:
         """The model name sent with each request."""
         return self.config.model
 
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to (recorded with each episode)."""
+        return str(self._client.base_url)
+
+    def preflight(self) -> str:
+        """Check once that the endpoint can serve the model (:mod:`.preflight`); raises ``EndpointUnusable``."""
+        client = self._client.with_options(timeout=min(self.config.request_timeout, CHECK_TIMEOUT))
+        field = "max_completion_tokens" if self.config.use_max_completion_tokens else "max_tokens"
+        return check_endpoint(client, self.config.model, token_field=field, sleep=self._sleep)
+
     def next_turn(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> AgentTurn:
         """One assistant turn, retrying transient failures; raises :class:`ModelRequestError` when they persist."""
         request = self._request(messages, tools)
@@ -162,7 +174,8 @@ class OpenAIAgent:
         last = retries[-1]
         message = (
             f"{self._where()} failed {len(retries)} times in a row; last error: {last['error']}. "
-            "The endpoint may be down or overloaded; raise retry.max_attempts or try later."
+            "The endpoint may be down or overloaded; try later, or allow more attempts "
+            "(pixelbox run --max-attempts N; RetryPolicy.max_attempts in code)."
         )
         return ModelRequestError(message, attempts=len(retries), status=last["status"], retries=retries)
 

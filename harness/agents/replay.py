@@ -45,6 +45,12 @@ class ReplayAgent:
         return self._model
 
     @property
+    def endpoint(self) -> str:
+        """Where the turns come from, for reports' endpoint field: the recording's folder (its file names
+        the task, which reports show anyway)."""
+        return f"replay of {Path(self.source).parent}"
+
+    @property
     def remaining(self) -> int:
         """Turns not yet played."""
         return len(self._turns) - self._next

@@ -31,13 +31,15 @@ class DemoTask:
     checkpoints: tuple[dict[str, Any], ...]
     ordering: tuple[dict[str, Any], ...] = ()
     reference_calls: int = 1
+    category: str = ""
+    """What the picture shows; reports group scores by it (``meta.category``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The task file ``json/NNNN.json`` in the Agentic-MME layout."""
         return {
             "task_id": self.task_id,
             "input": {"prompt": self.prompt},
-            "meta": {"level": self.level, "source": "pixelbox demo (generated)"},
+            "meta": {"level": self.level, "category": self.category, "source": "pixelbox demo (generated)"},
             "golden_answer": {"value": self.answer, "match_type": "exact", "tolerance": 0},
             "process_evaluation": {
                 "checkpoints": [dict(c) for c in self.checkpoints],
@@ -96,6 +98,7 @@ DEMO_TASKS: tuple[DemoTask, ...] = (
                 scenes.SIGN_BOX, (1600, 1200), text="GATE 47", min_side_px=150, region=True,
             ),
         ),
+        category="signs",
     ),
     DemoTask(
         "0002",
@@ -110,6 +113,7 @@ DEMO_TASKS: tuple[DemoTask, ...] = (
                 scenes.PAGE_BOX, (1200, 900), text="QUIET PLEASE",
             ),
         ),
+        category="documents",
     ),
     DemoTask(
         "0003",
@@ -124,6 +128,7 @@ DEMO_TASKS: tuple[DemoTask, ...] = (
                 scenes.MIRROR_BOX, (1200, 800), text="NORTH EXIT",
             ),
         ),
+        category="signs",
     ),
     DemoTask(
         "0004",
@@ -139,6 +144,7 @@ DEMO_TASKS: tuple[DemoTask, ...] = (
                 scenes.DARK_BOX, (1200, 900), text="ROOM 308",
             ),
         ),
+        category="low light",
     ),
     DemoTask(
         "0005",
@@ -165,6 +171,7 @@ DEMO_TASKS: tuple[DemoTask, ...] = (
         ),
         ordering=({"id": "O1", "sequence": ["V1", "V2"], "max_gap": 1},),
         reference_calls=2,
+        category="labels",
     ),
 )  # fmt: skip
 """The bundled demo tasks, in file order."""

@@ -136,10 +136,11 @@ ATM: dict[str, list[Turn]] = {
 RECORDINGS: dict[str, dict[str, list[Turn]]] = {"gen": GEN, "atm": ATM}
 
 
-def write_recordings(directory: Path) -> dict[str, Path]:
-    """Write ``DIR/gen/TASK_ID.json`` and ``DIR/atm/TASK_ID.json``; returns the directory per mode."""
+def write_recordings(directory: Path, recordings: dict[str, dict[str, list[Turn]]] | None = None) -> dict[str, Path]:
+    """Write ``DIR/gen/TASK_ID.json`` and ``DIR/atm/TASK_ID.json`` (of :data:`RECORDINGS` unless other
+    ``recordings`` are given); returns the directory per mode."""
     folders = {}
-    for mode, by_task in RECORDINGS.items():
+    for mode, by_task in (recordings or RECORDINGS).items():
         folder = directory / mode
         folder.mkdir(parents=True, exist_ok=True)
         for task_id, turns in by_task.items():

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pixelbox import __version__
 from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
 from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
 from pixelbox.harness.episode.budgets import Budget, BudgetLimits
@@ -376,6 +377,8 @@ class Episode:
             model=self.agent.model,
             mode=self.config.mode,
             runtime=_runtime_info(self.sandbox),
+            agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
+            pixelbox=__version__,
             tools=[t["function"]["name"] for t in self.tools],
             messages=[redact(m) for m in self.messages],
             images=[e.to_dict(self.run_root) for e in self.book.entries.values()],

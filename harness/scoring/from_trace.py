@@ -21,6 +21,8 @@ from pixelbox.harness.traces.episode import NotAnEpisodeTrace, Step, episode_rec
 from pixelbox.harness.traces.store import Trace, find_traces, read_trace
 
 from . import geometry
+from .conversation import conversation_of
+from .runmeta import episode_facts
 from .view import (
     INFRASTRUCTURE_ENDS,
     Artifact,
@@ -83,6 +85,8 @@ def _episode(path: str | Path, trace: Trace) -> EpisodeView:
         termination=termination,
         model=str(start.get("model") or ""),
         end_reason=_end_reason(trace, end, termination),
+        conversation=conversation_of(trace),
+        facts=episode_facts(start, Path(path).resolve().parent.parent),
     )
 
 

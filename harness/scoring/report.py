@@ -1,4 +1,9 @@
-"""Aggregate episode scores per mode and level (L1, L2, L3, overall) into JSON and Markdown."""
+"""Aggregate episode scores per mode and level (and per category) into the summary reports read.
+
+Metrics are the columns the scores declare (:mod:`.columns`), so another suite's scores aggregate the
+same way. Episodes ended by infrastructure are counted apart in every row (``infrastructure``) and
+left out of the means unless ``include_infrastructure``.
+"""
 
 from __future__ import annotations
 
@@ -6,49 +11,52 @@ from collections import Counter
 from statistics import mean
 from typing import Any
 
-METRICS = ("acc", "s", "v", "v_tool", "v_true", "calls", "overthink")
-HEADERS = {
-    "acc": "Acc",
-    "s": "S",
-    "v": "V",
-    "v_tool": "V_tool",
-    "v_true": "V_true",
-    "calls": "calls/task",
-    "overthink": "Overthink",
-}
+from .columns import Column, metrics_of, primary_column, union_columns
 
 
-def _mean(values: list[Any]) -> float | None:
-    known = [float(v) for v in values if v is not None]
+def mean_of(values: list[float | None]) -> float | None:
+    """The mean of the known values, rounded to 4 places; None when none is known."""
+    known = [v for v in values if v is not None]
     return round(mean(known), 4) if known else None
 
 
-def summarize(episodes: list[dict[str, Any]], include_infrastructure: bool = False) -> dict[str, Any]:
-    """One row per (mode, level) and per mode overall: metric means over the episodes that define them.
+def level_label(score: dict[str, Any]) -> str | None:
+    """``L1``... for a positive integer level; None when the task has none."""
+    level = score.get("level")
+    return f"L{level}" if isinstance(level, int) and not isinstance(level, bool) and level > 0 else None
 
-    Episodes ended by infrastructure (``score["infrastructure"]`` set: agent endpoint, sandbox or
-    harness failure, or never finished) are left out of the rows unless ``include_infrastructure``,
-    and are listed under ``infrastructure`` either way.
+
+def summarize(episodes: list[dict[str, Any]], include_infrastructure: bool = False) -> dict[str, Any]:
+    """Rows per (mode, level) and per mode overall, and per (mode, category): metric means over the
+    episodes that define them, with ``n`` (episodes counted) and ``infrastructure`` (episodes whose run
+    failed: agent endpoint, sandbox or harness failure, or never finished) apart.
     """
     infra = [e for e in episodes if e.get("infrastructure")]
-    counted = episodes if include_infrastructure else [e for e in episodes if not e.get("infrastructure")]
-    rows = []
-    for mode in sorted({e["mode"] for e in counted}):
-        of_mode = [e for e in counted if e["mode"] == mode]
-        for level in ("L1", "L2", "L3", "overall"):
-            chosen = of_mode if level == "overall" else [e for e in of_mode if f"L{e['level']}" == level]
-            if chosen:
-                rows.append(_row(mode, level, chosen))
+    columns = union_columns(episodes)
+    rows, categories = [], []
+    for mode in sorted({str(e["mode"]) for e in episodes}):
+        of_mode = [e for e in episodes if e["mode"] == mode]
+        levels = sorted({label for e in of_mode if (label := level_label(e)) is not None})
+        for level in [*levels, "overall"]:
+            chosen = of_mode if level == "overall" else [e for e in of_mode if level_label(e) == level]
+            rows.append({"mode": mode, "level": level, **_stats(chosen, columns, include_infrastructure)})
+        for category in sorted({str(e["category"]) for e in of_mode if e.get("category")}):
+            chosen = [e for e in of_mode if e.get("category") == category]
+            categories.append({"mode": mode, "category": category, **_stats(chosen, columns, include_infrastructure)})
     failures = Counter(e["failure"]["label"] for e in episodes if e.get("failure"))
     statuses = Counter(str(e["infrastructure"]).split(":", 1)[0] for e in infra)
     return {
+        "columns": [c.to_dict() for c in columns],
+        "primary": primary_column(episodes).key,
         "rows": rows,
+        "categories": categories,
         "episodes": len(episodes),
-        "scored_episodes": len(counted),
+        "scored_episodes": len(episodes) if include_infrastructure else len(episodes) - len(infra),
         "failures": dict(sorted(failures.items())),
         "infrastructure": {
             "count": len(infra),
             "included_in_metrics": include_infrastructure,
+            "all": bool(episodes) and len(infra) == len(episodes),
             "by_status": dict(sorted(statuses.items())),
             "episodes": [{"episode_id": e["episode_id"], "reason": e["infrastructure"]} for e in infra],
         },
@@ -56,33 +64,19 @@ def summarize(episodes: list[dict[str, Any]], include_infrastructure: bool = Fal
     }
 
 
-def _row(mode: str, level: str, episodes: list[dict[str, Any]]) -> dict[str, Any]:
-    row: dict[str, Any] = {"mode": mode, "level": level, "n": len(episodes)}
-    for metric in METRICS:
-        row[metric] = _mean([e[metric] for e in episodes])
-    return row
+def _stats(episodes: list[dict[str, Any]], columns: list[Column], include_infrastructure: bool) -> dict[str, Any]:
+    counted = episodes if include_infrastructure else [e for e in episodes if not e.get("infrastructure")]
+    values = [metrics_of(e) for e in counted]
+    stats: dict[str, Any] = {"n": len(counted), "infrastructure": sum(1 for e in episodes if e.get("infrastructure"))}
+    for column in columns:
+        stats[column.key] = mean_of([v.get(column.key) for v in values])
+    return stats
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
-    """The summary as a Markdown table plus the failure-mode counts."""
-    head = ["mode", "level", "n", *(HEADERS[m] for m in METRICS)]
-    lines = ["# Scores", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in summary["rows"]:
-        cells = [row["mode"], row["level"], str(row["n"]), *(_cell(row[m], m) for m in METRICS)]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "## Failure modes", ""]
-    lines += [f"- {label}: {n}" for label, n in summary["failures"].items()] or ["- none"]
-    infra = summary.get("infrastructure") or {}
-    if infra.get("count"):
-        how = "counted as failures in the table" if infra.get("included_in_metrics") else "left out of the table"
-        lines += ["", f"## Infrastructure ({infra['count']} episode(s), {how})", ""]
-        lines += [f"- infrastructure: {e['episode_id']}: {e['reason']}" for e in infra["episodes"]]
-    if summary.get("tampered_episodes"):
-        lines += ["", f"Episodes with executions flagged as tampered: {summary['tampered_episodes']}"]
-    return "\n".join(lines) + "\n"
+    """The score tables (per mode and level, per category, failure labels, infrastructure) in Markdown,
+    without links (``pixelbox score`` prints them before any report page exists)."""
+    from .report_tables import summary_tables
+    from .tables import to_markdown as table_markdown
 
-
-def _cell(value: float | None, metric: str) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2f}" if metric in ("calls", "overthink") else f"{100 * value:.1f}%"
+    return "".join(table_markdown(t, link_prefix=None) for t in summary_tables(summary))

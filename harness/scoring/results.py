@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pixelbox.harness.suites import DEFAULT_SUITE
+
+from .columns import Column
+
 
 @dataclass(frozen=True)
 class CheckpointResult:
@@ -59,9 +63,24 @@ class EpisodeScore:
     episodes get no failure label and are left out of the metrics unless asked for."""
     tamper: tuple[dict[str, Any], ...] = ()
     """Executions the runtime flagged: ``{"interaction", "notices"}`` each."""
+    category: str | None = None
+    """The task's category, when its file gives one (reports and comparisons group by it)."""
+    suite: str = DEFAULT_SUITE
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+METRIC_COLUMNS = (
+    Column("acc", "Acc", description="the final answer matches the golden answer"),
+    Column("s", "S", description="search checkpoints passed"),
+    Column("v", "V", description="visual checkpoints passed (tool and truth parts that apply)"),
+    Column("v_tool", "V_tool", description="visual checkpoints whose operation was executed as required"),
+    Column("v_true", "V_true", description="visual checkpoints whose produced image shows the evidence"),
+    Column("calls", "calls/task", "number", None, "actions per episode (code blocks and tool calls)"),
+    Column("overthink", "Overthink", "number", "lower", "extra calls beyond the reference solution, relative"),
+)
+"""The metric fields of :class:`EpisodeScore`, as Agentic-MME's suite declares them (``Suite.metric_columns``)."""
 
 
 def fraction(values: list[bool | None]) -> float | None:

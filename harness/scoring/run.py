@@ -16,7 +16,8 @@ from tqdm import tqdm
 
 from .judges import JudgeCache, build_judges, parse_endpoint
 from .judges.chat import ChatEndpoint
-from .report import summarize, to_markdown
+from .regions import expected_regions
+from .report import summarize
 from .score import ScoringOptions, score_episode
 from .view import EpisodeView, episode_to_dict
 
@@ -53,7 +54,8 @@ def score_run(
     records = []
     for view in tqdm(views, desc="judging episodes", unit="episode", disable=not progress):
         score = score_episode(view, built, search_endpoint, cache, options)
-        records.append({"score": score.to_dict(), "episode": episode_to_dict(view)})
+        shown = {**episode_to_dict(view), "expected_regions": expected_regions(view.task.checkpoints)}
+        records.append({"score": score.to_dict(), "episode": shown})
     result = {
         "run_dir": str(root),
         "judges": list(judges),
@@ -71,18 +73,24 @@ def write_report(run_dir: str | Path, include_infrastructure: bool | None = None
     ``include_infrastructure`` None follows the choice stored by ``score_run``.
     """
     from .html import write_html
+    from .markdown import report_markdown
+    from .report_charts import run_charts
+    from .runmeta import run_meta
 
     root = Path(run_dir)
     scores = read_scores(root)
     if include_infrastructure is None:
         include_infrastructure = bool((scores.get("options") or {}).get("include_infrastructure", False))
     summary = summarize([r["score"] for r in scores["episodes"]], include_infrastructure)
+    meta = run_meta(scores["episodes"], scores["judges"])
     report_json = root / "report.json"
-    report_json.write_text(json.dumps({"judges": scores["judges"], **summary}, indent=1), encoding="utf-8")
-    report_md = root / "report.md"
-    report_md.write_text(to_markdown(summary), encoding="utf-8")
+    report = {"judges": scores["judges"], "meta": meta, **summary}
+    report_json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     try:
-        index = write_html(root / REPORT_DIR, summary, scores["episodes"])
+        index = write_html(root / REPORT_DIR, summary, scores["episodes"], scores["judges"])
+        charts = run_charts(summary, scores["episodes"])
+        report_md = root / "report.md"
+        report_md.write_text(report_markdown(summary, scores["episodes"], charts, meta), encoding="utf-8")
     except (KeyError, TypeError) as exc:
         raise RunDirError(
             f"{root / SCORES_FILE}: an episode record lacks {exc} or has the wrong type; "
@@ -119,12 +127,11 @@ def read_scores(root: Path) -> dict[str, Any]:
     return scores
 
 
+RECORD_KEYS = ("episode_id", "task_id", "mode", "model")
+"""What every scored episode has, whatever its suite; a suite that declares ``metrics`` needs no more."""
 SCORE_KEYS = (
-    "episode_id",
-    "task_id",
+    *RECORD_KEYS,
     "level",
-    "mode",
-    "model",
     "acc",
     "acc_reason",
     "s",
@@ -142,7 +149,9 @@ def _record_problem(record: Any) -> str:
         return "has no 'score' object"
     if not isinstance(record.get("episode"), dict):
         return "has no 'episode' object"
-    missing = [k for k in SCORE_KEYS if k not in record["score"]]
+    score = record["score"]
+    needed = RECORD_KEYS if isinstance(score.get("metrics"), dict) else SCORE_KEYS
+    missing = [k for k in needed if k not in score]
     return f"'score' lacks {missing}" if missing else ""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pixelbox.harness.suites import DEFAULT_SUITE
 from pixelbox.tracer.replay import CONSISTENT_AT
 
 from .answers import check_answer, check_golden
@@ -82,6 +83,8 @@ def score_episode(
             {"interaction": i.index, "notices": list(i.notices), "trusted": options.trust_tampered}
             for i in episode.tampered_interactions
         ),
+        category=episode.task.category,
+        suite=str(episode.facts.get("suite") or DEFAULT_SUITE),
     )
 
 

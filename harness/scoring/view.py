@@ -36,6 +36,8 @@ class TaskSpec:
     prompt: str
     golden_answer: dict[str, Any]
     process_evaluation: dict[str, Any] = field(default_factory=dict)
+    category: str | None = None
+    """The task's category or domain when the task file gives one (reports group by it)."""
 
     @property
     def checkpoints(self) -> list[dict[str, Any]]:
@@ -65,11 +67,29 @@ class TaskSpec:
             prompt=str((raw.get("input") or {}).get("prompt", "")),
             golden_answer=dict(golden),
             process_evaluation=dict(raw.get("process_evaluation") or {}),
+            category=category_of(raw),
         )
 
     @classmethod
     def from_file(cls, path: str | Path) -> TaskSpec:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+CATEGORY_FIELDS = ("meta.category", "meta.domain", "category", "domain", "prompt_category", "meta.subject")
+"""Where suites keep a task's category, in the order they are looked up."""
+
+
+def category_of(raw: dict[str, Any]) -> str | None:
+    """The first category field :data:`CATEGORY_FIELDS` finds (the first item of a list), or None."""
+    for dotted in CATEGORY_FIELDS:
+        node: Any = raw
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            node = node[0] if node else None
+        if isinstance(node, (str, int)) and str(node).strip():
+            return str(node).strip()
+    return None
 
 
 @dataclass(frozen=True)
@@ -152,6 +172,10 @@ class EpisodeView:
     termination: str = "answered"
     model: str = ""
     end_reason: str = ""
+    conversation: tuple[dict[str, Any], ...] = ()
+    """What was said, in order (see ``conversation.conversation_of``); reports show it, scoring does not read it."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """What ran the episode (endpoint, backend, runtime, suite, start time, pixelbox version; ``runmeta``)."""
 
     def __post_init__(self) -> None:
         seqs = [traced.event.seq for traced in self.events]
@@ -189,15 +213,18 @@ class EpisodeView:
 
 
 def episode_to_dict(episode: EpisodeView) -> dict[str, Any]:
-    """A JSON record of the episode for reports (what the HTML pages show)."""
+    """A JSON record of the episode for reports (what the HTML pages show; the scorer adds ``expected_regions``)."""
     return {
         "episode_id": episode.episode_id,
         "task": {
             "task_id": episode.task.task_id,
             "level": episode.task.level,
+            "category": episode.task.category,
             "prompt": episode.task.prompt,
             "golden_answer": episode.task.golden_answer,
         },
+        "conversation": list(episode.conversation),
+        "facts": dict(episode.facts),
         "mode": episode.mode,
         "model": episode.model,
         "answer": episode.answer,

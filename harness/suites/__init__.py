@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
     from pixelbox.harness.episode import EpisodeConfig, EpisodeOutcome
     from pixelbox.harness.episode.budgets import BudgetLimits
+    from pixelbox.harness.scoring.columns import Column
     from pixelbox.harness.traces import TraceWriter
     from pixelbox.harness.web import WebTools
 
@@ -88,7 +89,9 @@ class Suite(ABC):
     Class attributes: ``name`` (``--suite``), ``title`` (prose), ``summary`` (one line for help
     and docs), ``profile`` (the image I/O profile its sandboxes use, from
     ``pixelbox.runtime.profiles``), ``modes`` (the interaction modes it runs; the first is its
-    default) and ``default_judges`` (``--judge`` specs used when none are given).
+    default), ``default_judges`` (``--judge`` specs used when none are given) and
+    ``primary_metric`` (the key of the metric that says whether an episode passed: charts by
+    category and level, ``pixelbox compare``'s default ``--metric``; one of :meth:`metric_columns`).
     """
 
     name: ClassVar[str]
@@ -97,6 +100,7 @@ class Suite(ABC):
     profile: ClassVar[str]
     modes: ClassVar[tuple[str, ...]]
     default_judges: ClassVar[tuple[str, ...]] = ()
+    primary_metric: ClassVar[str] = ""
 
     @abstractmethod
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> Sequence[SuiteTask]:
@@ -104,6 +108,17 @@ class Suite(ABC):
 
         A bad record is a ``ValueError`` naming the file, the record and the field.
         """
+
+    def metric_columns(self) -> tuple[Column, ...]:
+        """The metrics of one scored episode, in the order reports show them.
+
+        Each :class:`~pixelbox.harness.scoring.columns.Column` has a key, a label, a kind (``rate``:
+        a fraction shown as a percentage; ``number``) and which way is better. Reports, their
+        charts, ``pixelbox compare`` and the docs read them; a score record names its ``suite``
+        and holds the values as fields or as ``metrics`` (``{key: value}``, None where a metric
+        does not apply).
+        """
+        return ()
 
     def budgets(self) -> BudgetLimits:
         """The suite's official episode budgets (rounds, tool calls, seconds per code run)."""
@@ -148,6 +163,10 @@ class Suite(ABC):
     @abstractmethod
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         """Run the suite's bundled demo tasks offline with recorded solutions, scored, under ``out``."""
+
+    def demo_help(self) -> str:
+        """What the demo does and writes under its ``--out`` (``pixelbox demo --help`` shows it)."""
+        return ""
 
     def check_mode(self, mode: str) -> str:
         """``mode`` when the suite runs it, else :class:`SuiteError` listing its modes."""

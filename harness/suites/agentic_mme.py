@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
     from pixelbox.harness.episode import EpisodeOutcome
     from pixelbox.harness.export import ExportedEpisode
+    from pixelbox.harness.scoring.columns import Column
     from pixelbox.harness.tasks import Task
 
 
@@ -34,6 +35,12 @@ class AgenticMME(Suite):
     profile = "agentic-mme"
     modes = MODES
     default_judges = ("ocr", "geometric")
+    primary_metric = "acc"
+
+    def metric_columns(self) -> tuple[Column, ...]:
+        from pixelbox.harness.scoring.results import METRIC_COLUMNS
+
+        return METRIC_COLUMNS
 
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> list[Task]:
         from pixelbox.harness.tasks import load_tasks
@@ -82,17 +89,21 @@ class AgenticMME(Suite):
         return export_run(run_dir, out)
 
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
-        from pixelbox.harness.demo.run import run_demo, summary_table
+        from pixelbox.harness.demo.run import run_demo, summary_table, where_lines
 
         outcome = run_demo(out, backend=backend, concurrency=concurrency, progress=progress)
         agree = sum(1 for row in outcome.comparison if row["ours"] == row["official"])
         lines = [
             summary_table(outcome.summary),
             f"V_tool vs official checkpoint semantics: {agree}/{len(outcome.comparison)} checkpoints agree",
-            f"report: {outcome.report['html']}",
-            f"official layout: {outcome.out / 'export'}",
+            *where_lines(outcome.out),
         ]
         return DemoResult(outcome.out, lines, list(outcome.failures))
+
+    def demo_help(self) -> str:
+        from pixelbox.harness.demo.run import help_text
+
+        return help_text()
 
 
 SUITE = AgenticMME()

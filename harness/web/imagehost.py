@@ -7,7 +7,7 @@ import urllib.parse
 
 from pixelbox.harness.web.base import ProviderError
 from pixelbox.harness.web.keys import require_key
-from pixelbox.harness.web.transport import post_form
+from pixelbox.harness.web.transport import check_reachable, post_form
 
 IMGBB_URL = "https://api.imgbb.com"
 KEY_ENV = "IMGBB_API_KEY"
@@ -23,6 +23,11 @@ class ImgbbHost:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.expiration = expiration
+
+    def check(self, timeout: float) -> None:
+        """Raise :class:`ProviderError` when the key is missing or the host cannot be reached."""
+        require_key(self._key, KEY_ENV, "imgbb", "google_lens_search on a local image")
+        check_reachable(self.base_url, service="imgbb", timeout=timeout)
 
     def upload(self, data: bytes, name: str) -> str:
         """The public URL of the uploaded image."""

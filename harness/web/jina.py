@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from pixelbox.harness.web.base import ProviderError
-from pixelbox.harness.web.transport import request
+from pixelbox.harness.web.transport import check_reachable, request
 
 JINA_URL = "https://r.jina.ai"
 KEY_ENV = "JINA_API_KEY"
@@ -21,6 +21,10 @@ class JinaReader:
         self._key = api_key or os.environ.get(KEY_ENV)
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+
+    def check(self, timeout: float) -> None:
+        """Raise :class:`ProviderError` when Jina Reader cannot be reached (its key is optional)."""
+        check_reachable(self.base_url, service="Jina Reader", timeout=timeout)
 
     def read(self, url: str) -> dict[str, Any]:
         """``{"url", "title", "content"}`` for the page at ``url``."""

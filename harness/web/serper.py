@@ -6,7 +6,7 @@ from typing import Any
 
 from pixelbox.harness.web.base import ProviderError
 from pixelbox.harness.web.keys import require_key
-from pixelbox.harness.web.transport import post_json
+from pixelbox.harness.web.transport import check_reachable, post_json
 
 SERPER_URL = "https://google.serper.dev"
 KEY_ENV = "SERPER_API_KEY"
@@ -22,6 +22,11 @@ class SerperProvider:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.num = num
+
+    def check(self, timeout: float) -> None:
+        """Raise :class:`ProviderError` when the key is missing or Serper cannot be reached (no search is spent)."""
+        require_key(self._key, KEY_ENV, "Serper", "google_search and google_lens_search")
+        check_reachable(self.base_url, service="Serper", timeout=timeout)
 
     def search(self, query: str, gl: str, hl: str) -> dict[str, Any]:
         """Organic results plus the answer box and knowledge graph when Google shows them."""

@@ -66,12 +66,21 @@ class WebTools:
         imgbb_url: str = IMGBB_URL,
         limits: DownloadLimits | None = None,
         allow_private_urls: bool = False,
+        timeout: float | None = None,
     ) -> WebTools:
-        """The real providers, keys read from ``SERPER_API_KEY``, ``JINA_API_KEY`` and ``IMGBB_API_KEY`` when used."""
+        """The real providers, keys read from ``SERPER_API_KEY``, ``JINA_API_KEY`` and ``IMGBB_API_KEY`` when used;
+        ``timeout`` (seconds per provider call) replaces each provider's default."""
+        search, reader, host = (
+            SerperProvider(base_url=serper_url),
+            JinaReader(base_url=jina_url),
+            ImgbbHost(base_url=imgbb_url),
+        )
+        if timeout is not None:
+            search.timeout = reader.timeout = host.timeout = timeout
         return cls(
-            search=SerperProvider(base_url=serper_url),
-            reader=JinaReader(base_url=jina_url),
-            host=ImgbbHost(base_url=imgbb_url),
+            search=search,
+            reader=reader,
+            host=host,
             cache=cache,
             limits=limits,
             allow_private_urls=allow_private_urls,

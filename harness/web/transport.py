@@ -74,6 +74,17 @@ def request(
         raise ProviderError(f"connection to {service} failed: {exc}") from exc
 
 
+def check_reachable(url: str, *, service: str, timeout: float) -> None:
+    """Raise :class:`ProviderError` unless something answers HTTP at ``url`` (any status counts: the
+    host is up; keys and quotas are the provider's own calls' business)."""
+    try:
+        request("GET", url, service=service, timeout=timeout, max_bytes=64 * 1024)
+    except ProviderError as exc:
+        if isinstance(exc.__cause__, urllib.error.HTTPError):
+            return
+        raise
+
+
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 

@@ -23,6 +23,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from pixelbox.harness.suites import SUITES
+
+    helps = [(suite.name, suite.demo_help()) for suite in SUITES.entries()]
+    parser.epilog = "\n\n".join(f"--suite {name}:\n{text}" for name, text in helps if text) or None
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--out", default="runs/demo", help="output directory (default: runs/demo)")
     add_backend_arguments(parser, runtime=False)
     parser.add_argument("--concurrency", type=int, default=1, help="episodes run at once (default 1)")
@@ -30,5 +35,5 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     add_suite_argument(parser)
 
 
-DEMO_HELP = "run the offline demo: generated tasks, both modes, scores, report, export"
+DEMO_HELP = "run the offline demo: generated tasks, both modes, two models, scores, reports, comparison, export"
 COMMANDS = (Command("demo", DEMO_HELP, _demo_arguments, harness_errors(cmd_demo), DEMO_HELP),)

@@ -1,7 +1,7 @@
 """``pixelbox list``: what is registered at each extension point, and the docs blocks made from it.
 
-Every list in the docs that names backends, profiles, suites, operations, tools, judges or
-commands, and every command synopsis, sits between ``<!-- registry: KIND -->`` and
+Every list in the docs that names backends, profiles, suites, their metrics, operations, tools,
+judges or commands, and every command synopsis, sits between ``<!-- registry: KIND -->`` and
 ``<!-- /registry -->`` and is written from the registries by ``make docs``
 (``python -m pixelbox.cli.registries --write``); ``tests/test_registries.py`` fails when a block is
 out of date. ``KIND`` is one of :data:`TABLES`, or ``usage:COMMAND`` for a command's synopsis.
@@ -74,6 +74,20 @@ def suites_table() -> str:
     return _table(["suite", "benchmark", "modes", "profile", "default judges", "what it is"], rows)
 
 
+def metrics_table() -> str:
+    """Every suite's metric columns (``Suite.metric_columns()``), the primary one in bold."""
+    from pixelbox.harness.suites import SUITES
+
+    rows = []
+    for suite in SUITES.entries():
+        for column in suite.metric_columns():
+            key = f"**`{column.key}`**" if column.key == suite.primary_metric else f"`{column.key}`"
+            kind = "fraction (shown as %)" if column.kind == "rate" else "number"
+            better = column.better or "-"
+            rows.append([f"`{suite.name}`", key, column.label, kind, better, column.description])
+    return _table(["suite", "metric", "label", "kind", "better", "what it measures"], rows)
+
+
 def ops_table() -> str:
     """The canonical operations: visual or not, checkpoint words, atomic tool, replay."""
     from pixelbox.contract.ops import OPS
@@ -120,6 +134,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "backends": backends_table,
     "profiles": profiles_table,
     "suites": suites_table,
+    "metrics": metrics_table,
     "ops": ops_table,
     "tools": tools_table,
     "judges": judges_table,
@@ -187,7 +202,7 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
 COMMANDS = (
     Command(
         "list",
-        "list what is registered: backends, profiles, suites, ops, tools, judges, commands",
+        "list what is registered: backends, profiles, suites, metrics, ops, tools, judges, commands",
         _list_arguments,
         cmd_list,
     ),

@@ -8,9 +8,15 @@ Examples::
 
 Running the same command again resumes: finished episodes are kept, the rest are run
 (``--retry-failed`` also reruns episodes that ended in ``agent_error``, ``runtime_error`` or
-``harness_error``). Exit status: 0 when every selected episode finished with a model outcome
-(``answered``, ``no_answer``, ``budget_exhausted``), 1 when any is unfinished or ended in an
-infrastructure status, 2 for bad input (tasks, settings, an agent that cannot be built).
+``harness_error``). Before the first episode the agent endpoint (and the web providers in record
+mode) are checked once; a dead endpoint ends the run within seconds with one message
+(``--no-preflight`` skips the check). After ``--max-consecutive-failures`` infrastructure failures
+in a row no new episode starts, and the summary says how to resume.
+
+Exit status: 0 when every selected episode finished with a model outcome (``answered``,
+``no_answer``, ``budget_exhausted``), 1 when any is unfinished or ended in an infrastructure
+status, 2 for bad input (tasks, settings, an agent that cannot be built, an endpoint or web
+provider the pre-flight check found unusable).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox.cli.command import Command, add_backend_arguments, add_profile_argument, add_suite_argument
+from pixelbox.harness.agents.openai_agent import OpenAIConfig
+from pixelbox.harness.agents.retry import RetryPolicy
 from pixelbox.harness.episode import RETRYABLE_STATUSES
 from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.modes import MODE_CHOICES, parse_mode
@@ -31,6 +39,9 @@ from pixelbox.harness.suites import SUITES
 from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import parse_shard
 from pixelbox.harness.web import CACHE_MODES
+
+DEFAULT_STREAK = 3
+"""``--max-consecutive-failures`` by default."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,9 +99,77 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also rerun finished episodes that ended in agent_error, runtime_error or harness_error",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar or per-episode lines")
+    _add_failure_arguments(parser)
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar or per-episode lines (infrastructure failures and the final summary are still printed)",
+    )
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     add_suite_argument(parser)
+
+
+def _add_failure_arguments(parser: argparse.ArgumentParser) -> None:
+    """Retries, per-call timeouts, the pre-flight check and when to give up on a failing run."""
+    group = parser.add_argument_group("retries, timeouts and failing fast")
+    retry = RetryPolicy()
+    group.add_argument(
+        "--max-attempts",
+        type=positive(int),
+        default=retry.max_attempts,
+        metavar="N",
+        help=f"requests per model turn, the first included (1 = no retries; default {retry.max_attempts})",
+    )
+    group.add_argument(
+        "--retry-delay",
+        type=positive(float, zero=True),
+        default=retry.base_delay,
+        metavar="SECONDS",
+        help=f"wait before the first retry, doubled for each next one up to {retry.max_delay:g} s "
+        f"(a server's Retry-After wins; default {retry.base_delay:g})",
+    )
+    group.add_argument(
+        "--request-timeout",
+        type=positive(float),
+        default=OpenAIConfig.request_timeout,
+        metavar="SECONDS",
+        help=f"time limit of one model request (default {OpenAIConfig.request_timeout:g})",
+    )
+    group.add_argument(
+        "--web-timeout",
+        type=positive(float),
+        default=None,
+        metavar="SECONDS",
+        help="time limit of one web provider call (default: 30 for Serper, 60 for Jina and imgbb)",
+    )
+    group.add_argument(
+        "--max-consecutive-failures",
+        type=positive(int, zero=True),
+        default=DEFAULT_STREAK,
+        metavar="N",
+        help="start no new episode after N infrastructure failures in a row "
+        f"(0 = never stop; default {DEFAULT_STREAK})",
+    )
+    group.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="do not check the agent endpoint (and web providers in record mode) before the first episode",
+    )
+
+
+def positive(kind: type[float] | type[int], zero: bool = False) -> Any:
+    """An argparse type: a number of ``kind`` above zero (or at least zero)."""
+
+    def parse(text: str) -> float | int:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if value < 0 or (value == 0 and not zero):
+            raise argparse.ArgumentTypeError(f"must be {'0 or more' if zero else 'more than 0'}, got {text}")
+        return value
+
+    return parse
 
 
 def shard_argument(text: str) -> tuple[int, int]:
@@ -132,6 +211,7 @@ def _run(args: argparse.Namespace) -> int:
             cache_root=args.web_cache or args.out / "web-cache",
             cache_mode=args.web,
             allow_private_urls=args.web_allow_private,
+            timeout=args.web_timeout,
         )
     summary = run_tasks(
         tasks,
@@ -148,6 +228,8 @@ def _run(args: argparse.Namespace) -> int:
         templates=PromptTemplates.from_files(args.system_prompt, args.user_prompt),
         retry_failed=args.retry_failed,
         suite=suite,
+        preflight=not args.no_preflight,
+        max_consecutive_failures=args.max_consecutive_failures,
     )
     report(summary, as_json=args.json)
     complete = summary.finished == summary.total and not summary.failed
@@ -169,7 +251,7 @@ def agent_factory(args: argparse.Namespace) -> Any:
     """``openai:MODEL`` or ``replay:PATH`` -> a function making one agent per task."""
     kind, _, target = str(args.agent).partition(":")
     if kind == "openai" and target:
-        from pixelbox.harness.agents import OpenAIAgent, OpenAIConfig
+        from pixelbox.harness.agents import OpenAIAgent
 
         config = OpenAIConfig(
             model=target,
@@ -177,6 +259,8 @@ def agent_factory(args: argparse.Namespace) -> Any:
             api_key_env=args.api_key_env,
             temperature=args.temperature,
             max_tokens=args.max_tokens,
+            request_timeout=args.request_timeout,
+            retry=RetryPolicy(max_attempts=args.max_attempts, base_delay=args.retry_delay),
         )
         return lambda task: OpenAIAgent(config)
     if kind == "replay" and target:
@@ -198,6 +282,8 @@ def agent_factory(args: argparse.Namespace) -> Any:
 
 def report(summary: RunSummary, *, as_json: bool) -> None:
     """Print the run's outcome: one line overall, one line per status, and where the traces are."""
+    if summary.stopped is not None:
+        print(f"pixelbox run: {stop_message(summary.stopped)}", file=sys.stderr)
     if as_json:
         print(json.dumps({k: v for k, v in summary.to_dict().items() if k != "episodes"}, indent=1))
         return
@@ -205,18 +291,47 @@ def report(summary: RunSummary, *, as_json: bool) -> None:
     print(f"{done} ({summary.ran} run now, {summary.skipped} already done); traces in {summary.out_dir}")
     for status in sorted(summary.counts):
         print("  " + status_line(summary, status))
+        if status in RETRYABLE_STATUSES:
+            print("".join(f"    {line}\n" for line in reason_lines(summary, status)), end="")
     for failure in summary.failed:
         print(f"  {failure['task_id']}: {failure['error']} (redone on resume)", file=sys.stderr)
+
+
+def stop_message(stopped: dict[str, Any]) -> str:
+    """Why the run started no more episodes, and how to resume."""
+    failures, left = stopped["failures"], len(stopped["not_started"])
+    last = failures[-1]
+    return (
+        f"stopped after {len(failures)} infrastructure failures in a row (--max-consecutive-failures "
+        f"{stopped['limit']}); last: {last['task_id']}: {last['reason']}. {left} task(s) were not started. "
+        f"Fix the cause, then run the same command again to resume; add --retry-failed to also rerun the "
+        f"episodes that failed"
+    )
 
 
 def status_line(summary: RunSummary, status: str, shown: int = 5) -> str:
     """``agent_error: 2 (t3, t5) - not the model's doing; rerun them with --retry-failed``."""
     ids = summary.task_ids(status)
-    listed = ", ".join(ids[:shown]) + (f", ... {len(ids) - shown} more" if len(ids) > shown else "")
-    line = f"{status}: {summary.counts[status]}" + (f" ({listed})" if listed else "")
+    line = f"{status}: {summary.counts[status]}" + (f" ({_listed(ids, shown)})" if ids else "")
     if status in RETRYABLE_STATUSES:
         line += " - the run failed, not the model; see each trace's error record, then rerun with --retry-failed"
     return line
+
+
+def reason_lines(summary: RunSummary, status: str, shown: int = 3) -> list[str]:
+    """The distinct recorded reasons of the episodes that ended in ``status``, each with its tasks."""
+    by_reason: dict[str, list[str]] = {}
+    for episode in summary.episodes:
+        if episode.get("finished") and episode.get("status") == status:
+            by_reason.setdefault(str(episode.get("reason") or "no reason recorded"), []).append(str(episode["task_id"]))
+    lines = [f"{_listed(ids, 3)}: {reason}" for reason, ids in list(by_reason.items())[:shown]]
+    if len(by_reason) > shown:
+        lines.append(f"... and {len(by_reason) - shown} other reason(s)")
+    return lines
+
+
+def _listed(ids: list[str], shown: int) -> str:
+    return ", ".join(ids[:shown]) + (f", ... {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 COMMANDS = (

@@ -1,11 +1,18 @@
-"""Fixtures starting the local provider servers (one per test, so recorded requests are the test's own)."""
+"""Fixtures starting the local provider servers (one per test, so recorded requests are the test's own), and
+the demo's output (one ``pixelbox demo`` per session, read by the demo, report and comparison tests)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from pixelbox.cli import main
 from tests.harness.servers import ImageServer, ImgbbServer, JinaServer, SerperServer
 
 
@@ -35,3 +42,24 @@ def imgbb() -> Iterator[ImgbbServer]:
 def images() -> Iterator[ImageServer]:
     with ImageServer() as server:
         yield server
+
+
+@dataclass(frozen=True)
+class DemoOutput:
+    """One ``pixelbox demo`` run on the local backend, shared by the tests that read its output."""
+
+    out: Path
+    code: int
+    printed: str
+
+
+@pytest.fixture(scope="session")
+def demo_output(tmp_path_factory: pytest.TempPathFactory) -> DemoOutput:
+    """The demo run once per session (it needs tesseract for its OCR judge; CI has it)."""
+    if shutil.which("tesseract") is None:
+        pytest.skip("tesseract-ocr is not installed")
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["demo", "--backend", "local", "--out", str(out), "--quiet"])
+    return DemoOutput(out, code, printed.getvalue())

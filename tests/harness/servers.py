@@ -1,7 +1,12 @@
 """Real HTTP servers on 127.0.0.1 (stdlib ``http.server`` in threads) speaking the providers' wire formats.
 
 - :class:`ChatCompletionsServer`: OpenAI ``POST /v1/chat/completions`` (tool calls, image parts,
-  usage, 401/429/5xx errors with ``Retry-After``), answering from a script of responses;
+  usage, 401/429/5xx errors with ``Retry-After``), answering from a script of responses, and
+  ``GET /v1/models`` when given the models it serves; :meth:`~ChatCompletionsServer.kill` makes it
+  die mid-run (open connections dropped, new ones refused);
+- :class:`FlakyChatServer`: a chat endpoint answering every conversation from a function, failing a
+  given fraction of all requests (500, 502 HTML, 503 with ``Retry-After``, dropped connection);
+- :class:`DeadEndpoint`: a loopback port that refuses connections (bound, never listening);
 - :class:`SerperServer`: ``POST /search`` and ``POST /lens`` with ``X-API-KEY``;
 - :class:`JinaServer`: Jina Reader ``GET /<url>`` (JSON with ``Accept: application/json``, else text);
 - :class:`ImgbbServer`: ``POST /1/upload?key=`` (form field ``image`` in base64), serving uploads back;
@@ -17,6 +22,7 @@ import binascii
 import contextlib
 import io
 import json
+import socket
 import threading
 import time
 import urllib.parse
@@ -45,12 +51,14 @@ class Request:
 
 @dataclass
 class Response:
-    """What to send back; ``delay`` seconds pass first (to make clients time out)."""
+    """What to send back; ``delay`` seconds pass first (to make clients time out); ``drop`` closes the
+    connection without any answer."""
 
     status: int = 200
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drop: bool = False
 
 
 def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -119,6 +127,11 @@ def _make_handler(server: LocalServer) -> type[BaseHTTPRequestHandler]:
             response = server.handle(request)
             if response.delay:
                 time.sleep(response.delay)
+            if response.drop:
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
             self.send_response(response.status)
             for name, value in response.headers.items():
                 self.send_header(name, value)
@@ -219,12 +232,43 @@ def hang(seconds: float) -> Scripted:
 
 
 class ChatCompletionsServer(LocalServer):
-    """Answers ``POST /v1/chat/completions`` from a script, after checking the request like the real API would."""
+    """Answers ``POST /v1/chat/completions`` from a script, after checking the request like the real API would.
 
-    def __init__(self, script: Iterable[Scripted] = (), api_key: str | None = "sk-test") -> None:
+    With ``models`` it also serves ``GET /v1/models`` (OpenAI's list shape); without, that route is a 404
+    as on servers that do not implement it.
+    """
+
+    def __init__(
+        self, script: Iterable[Scripted] = (), api_key: str | None = "sk-test", models: Iterable[str] | None = None
+    ) -> None:
         super().__init__()
         self.script: deque[Scripted] = deque(script)
         self.api_key = api_key
+        self.models = None if models is None else list(models)
+        self.dead = threading.Event()
+
+    def kill(self) -> None:
+        """Die as a crashed server does: the port refuses new connections, open ones are dropped unanswered."""
+        self.dead.set()
+
+        def close() -> None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+        threading.Thread(target=close, name="kill", daemon=True).start()
+
+    def models_response(self, request: Request) -> Response:
+        """``GET /v1/models`` as OpenAI answers it (404 when this server was given no models)."""
+        if self.models is None:
+            return api_error(404, f"no route {request.method} {request.path}")(request)
+        data = [{"id": name, "object": "model", "created": 0, "owned_by": "test"} for name in self.models]
+        return json_response({"object": "list", "data": data})
+
+    def chat_response(self, request: Request) -> Response:
+        """The next scripted answer (400 when the script is used up)."""
+        if not self.script:
+            return api_error(400, "test server: the script has no more responses")(request)
+        return self.script.popleft()(request)
 
     @property
     def base_url(self) -> str:
@@ -234,16 +278,88 @@ class ChatCompletionsServer(LocalServer):
         return [r.json() for r in self.requests if r.path.endswith("/chat/completions")]
 
     def handle(self, request: Request) -> Response:
-        if request.method != "POST" or not request.path.endswith("/chat/completions"):
+        if self.dead.is_set():
+            return Response(drop=True)
+        models = request.method == "GET" and request.path.endswith("/models")
+        if not models and (request.method != "POST" or not request.path.endswith("/chat/completions")):
             return api_error(404, f"no route {request.method} {request.path}")(request)
         if self.api_key and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return api_error(401, "Incorrect API key provided")(request)
+        if models:
+            return self.models_response(request)
         problem = _check_chat_request(request)
         if problem:
             return api_error(400, problem)(request)
-        if not self.script:
-            return api_error(400, "test server: the script has no more responses")(request)
-        return self.script.popleft()(request)
+        return self.chat_response(request)
+
+
+def html_error(status: int) -> Scripted:
+    """A proxy's HTML error page (not JSON)."""
+    return lambda request: Response(status, b"<html><body>bad gateway</body></html>", {"Content-Type": "text/html"})
+
+
+def dropped(request: Request) -> Response:
+    """The connection closed without an answer (a crashed worker, a proxy reset)."""
+    return Response(drop=True)
+
+
+FLAKY_FAILURES: tuple[Scripted, ...] = (
+    api_error(500, "internal error"),
+    html_error(502),
+    api_error(503, "overloaded", retry_after="0"),
+    dropped,
+)
+
+
+class FlakyChatServer(ChatCompletionsServer):
+    """A chat endpoint that fails ``fraction`` of all its requests, spread evenly (call ``n`` fails when
+    ``floor((n + 1) * fraction) > floor(n * fraction)``), cycling through :data:`FLAKY_FAILURES`; the other
+    requests are answered by ``reply(request)``. ``failures`` counts what it failed."""
+
+    def __init__(
+        self, reply: Scripted, fraction: float, *, api_key: str | None = "sk-test", models: Iterable[str] = ()
+    ) -> None:
+        super().__init__((), api_key, models)
+        if not 0 <= fraction < 1:
+            raise ValueError(f"fraction must be in [0, 1), got {fraction}")
+        self.reply, self.fraction = reply, fraction
+        self.calls = 0
+        self.failures = 0
+
+    def handle(self, request: Request) -> Response:
+        with self._lock:
+            n = self.calls
+            self.calls += 1
+            failing = int((n + 1) * self.fraction) > int(n * self.fraction)
+            if failing:
+                self.failures += 1
+                kind = FLAKY_FAILURES[(self.failures - 1) % len(FLAKY_FAILURES)]
+        return kind(request) if failing else super().handle(request)
+
+    def chat_response(self, request: Request) -> Response:
+        return self.reply(request)
+
+
+class DeadEndpoint:
+    """A loopback URL nothing answers: the port is bound (so no one else takes it) but never listens,
+    so every connection is refused at once."""
+
+    def __enter__(self) -> DeadEndpoint:
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port = self._socket.getsockname()[1]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._socket.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
 
 
 def _check_chat_request(request: Request) -> str | None:

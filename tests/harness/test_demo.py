@@ -21,6 +21,7 @@ from pixelbox.harness.scoring.requirements import requirement_of
 from pixelbox.harness.scoring.run import score_run
 from pixelbox.harness.scoring.vtrue import question_of
 from pixelbox.harness.tasks import load_tasks
+from tests.harness.conftest import DemoOutput
 from tests.harness.demo_runs import demo_tasks, run_mode
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
@@ -73,11 +74,9 @@ def test_the_text_is_read_only_after_the_intended_operation(tmp_path: Path) -> N
         assert texts[task.task_id] in ocr(fixes[task.task_id](picture), tmp_path), task.task_id
 
 
-@needs_tesseract
-def test_pixelbox_demo_end_to_end_on_the_local_backend(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "demo"
-    assert main(["demo", "--backend", "local", "--out", str(out), "--quiet"]) == 0
-    printed = capsys.readouterr().out
+def test_pixelbox_demo_end_to_end_on_the_local_backend(demo_output: DemoOutput) -> None:
+    out, printed = demo_output.out, demo_output.printed
+    assert demo_output.code == 0, printed
     assert "gen  5  100%    100%    100%" in printed and "atm  5  100%    100%    100%" in printed
     assert "12/12 checkpoints agree" in printed
     for name in ("runs/report/index.html", "runs/report.md", "runs/report.json", "runs/scores.json"):
@@ -92,6 +91,36 @@ def test_pixelbox_demo_end_to_end_on_the_local_backend(tmp_path: Path, capsys: p
     assert len(list((out / "export").glob("*/replay-demo/*/run_meta.json"))) == 10
     html = (out / "runs" / "report" / "index.html").read_text()
     assert "demo-crop-rotate-tag" in html
+
+
+def test_the_demo_says_where_its_tasks_traces_and_reports_are(
+    demo_output: DemoOutput, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = demo_output.out
+    said = dict(line.split(": ", 1) for line in demo_output.printed.splitlines() if line.split(":")[0] in WHERE)
+    assert set(said) == set(WHERE)
+    for name, found in WHERE.items():
+        path = said[name].strip().split("  (")[0]
+        assert path == str(out / found), (name, path)
+        expanded = [found.replace("{gen,atm}", mode) for mode in ("gen", "atm")]
+        assert all((out / one).exists() for one in expanded), f"{name}: {path} does not exist"
+    assert len(list(out.glob("runs/*/episodes/*.jsonl"))) == 10 and len(list((out / "tasks" / "json").iterdir())) == 5
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    helped = capsys.readouterr().out
+    for found in WHERE.values():
+        assert f"OUT/{found}" in helped
+
+
+WHERE = {
+    "tasks": "tasks",
+    "recordings": "recordings",
+    "traces": "runs/{gen,atm}/episodes",
+    "report": "runs/report/index.html",
+    "second model": "runs-hasty/report/index.html",
+    "comparison": "compare/index.html",
+    "official layout": "export",
+}
 
 
 WRONG_CORNER = """\

@@ -23,7 +23,7 @@ def run(tmp_path: Path) -> Path:
 def test_score_writes_scores_and_prints_the_table(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", str(run), "--judge", "geometric", "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "| gen | overall | 1 | 100.0% |" in printed and f"{run}/scores.json" in printed
+    assert "| gen | overall | 1 | 0 | 100.0% |" in printed and f"{run}/scores.json" in printed
     scores = json.loads((run / "scores.json").read_text())
     assert scores["judges"] == ["geometric"] and scores["episodes"][0]["score"]["v_true"] == 1.0
 

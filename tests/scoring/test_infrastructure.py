@@ -97,25 +97,50 @@ def test_metrics_leave_infrastructure_out_and_report_it_apart(run: Path) -> None
     assert summary["infrastructure"]["by_status"] == {"agent_error": 1, "unfinished": 1}
     assert sum(summary["failures"].values()) == 1 and "missing_visual_tool_use" not in summary["failures"]
     assert "post_visual_perception_deficit" not in summary["failures"]
+    assert overall["infrastructure"] == 2
     paths = write_report(run)
     markdown = Path(paths["markdown"]).read_text()
-    assert "## Infrastructure (2 episode(s), left out of the table)" in markdown
-    assert f"- infrastructure: fixture-model-0002-gen: agent_error: {AGENT_DOWN}" in markdown
+    assert "| gen | overall | 2 | 2 | 50.0% |" in markdown
+    assert "2 episode(s) failed for infrastructure: counted in 'infra', left out of the metrics." in markdown
+    assert "## Infrastructure failures (2, left out of the metrics)" in markdown
+    link = "[fixture-model-0002-gen](report/fixture-model-0002-gen.html)"
+    assert f"| {link} | agent_error | {AGENT_DOWN} |" in markdown
+    [row] = [line for line in markdown.splitlines() if line.startswith(f"| {link} | L2 |")]
+    assert row.split(" | ").count("n/a") == 7 and "fail" not in row and "0.0%" not in row, row
     report = json.loads(Path(paths["json"]).read_text())
     assert report["infrastructure"]["count"] == 2 and report["scored_episodes"] == 2
     html = Path(paths["html"]).read_text()
     assert "id='infrastructure'" in html and f"infrastructure: agent_error: {AGENT_DOWN}" in html
     page = (Path(paths["html"]).parent / "fixture-model-0002-gen.html").read_text()
-    assert "<b>Infrastructure:</b>" in page and "Failure mode" not in page
+    assert "<b>Infrastructure failure:</b>" in page and "Failure label" not in page
+    assert page.count("<b class='infra'>n/a</b>") == 7
 
 
 def test_a_flag_counts_infrastructure_as_failures(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", str(run), "--judge", "geometric", "--quiet", "--include-infrastructure"]) == 0
-    assert "| gen | overall | 4 | 25.0% |" in capsys.readouterr().out
+    assert "| gen | overall | 4 | 2 | 25.0% |" in capsys.readouterr().out
     assert main(["report", str(run)]) == 0  # follows the choice made when scoring
     markdown = (run / "report.md").read_text()
-    assert "| gen | overall | 4 |" in markdown and "counted as failures in the table" in markdown
+    assert "| gen | overall | 4 | 2 |" in markdown and "counted as failures in the metrics" in markdown
     assert main(["score", str(run), "--judge", "geometric", "--quiet"]) == 0
-    assert "| gen | overall | 2 | 50.0% |" in capsys.readouterr().out
+    assert "| gen | overall | 2 | 2 | 50.0% |" in capsys.readouterr().out
     assert main(["report", str(run), "--include-infrastructure"]) == 0
-    assert "| gen | overall | 4 | 25.0% |" in (run / "report.md").read_text()
+    assert "| gen | overall | 4 | 2 | 25.0% |" in (run / "report.md").read_text()
+
+
+def test_a_run_where_every_episode_failed_for_infrastructure_says_so(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    for task_id in ("0001", "0002", "0003"):
+        failed_start(run, task_id, "agent_error", AGENT_DOWN, "agent")
+    summary = score_run(run, ["geometric"], progress=False)["summary"]
+    assert summary["infrastructure"]["all"] and summary["scored_episodes"] == 0
+    assert [(r["level"], r["n"], r["infrastructure"], r["acc"]) for r in summary["rows"]] == [
+        ("L2", 0, 3, None),
+        ("overall", 0, 3, None),
+    ]
+    paths = write_report(run)
+    markdown = Path(paths["markdown"]).read_text()
+    assert "**Every episode (3) failed for infrastructure (agent endpoint, sandbox or harness)" in markdown
+    assert "| gen | overall | 0 | 3 | n/a | n/a | n/a |" in markdown
+    html = Path(paths["html"]).read_text()
+    assert "id='summary-note'" in html and "<td class='na infra'" in html and "<table id='summary'>" in html

@@ -66,7 +66,7 @@ def test_the_episode_report_shows_tamper_notices(tmp_path: Path, capsys: pytest.
     assert "flagged as tampered: 1" in (run / "report.md").read_text()
     capsys.readouterr()
     assert main(["score", str(run), "--judge", "geometric", "--quiet", "--trust-tampered"]) == 0
-    assert "| gen | overall | 1 | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% |" in capsys.readouterr().out
+    assert "| gen | overall | 1 | 0 | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% |" in capsys.readouterr().out
 
 
 def fabricated(tmp: Path) -> EpisodeView:
