@@ -293,16 +293,20 @@ class _Player:
         """A fresh sandbox with the task's images and the image I/O layer in the run's profile."""
         from pixelbox.runtime.sandbox import Sandbox
 
-        return Sandbox(episode_options(self.options, self.config, len(task.images)), inputs=list(task.images))
+        options = episode_options(self.options, self.config, len(task.images), self.suite.artifacts_after_inputs)
+        return Sandbox(options, inputs=list(task.images))
 
 
-def episode_options(options: SandboxOptions, config: EpisodeConfig, input_count: int) -> SandboxOptions:
+def episode_options(
+    options: SandboxOptions, config: EpisodeConfig, input_count: int, after_inputs: bool = True
+) -> SandboxOptions:
     """``options`` with the I/O layer on in the episode's profile and the execution deadline from the budget.
 
-    With several inputs, artifacts are numbered after the last input so every image has one index.
+    With several inputs and ``after_inputs`` (the suite's ``artifacts_after_inputs``), artifacts are
+    numbered after the last input so every image has one index.
     """
     io = {"enabled": True, "profile": config.profile, **dict(options.io)}
-    if input_count > PROFILES.get(config.profile).spec.first_index:
+    if after_inputs and input_count > PROFILES.get(config.profile).spec.first_index:
         io.setdefault("first_index", input_count)
     return options.with_(io=io, timeout=config.budgets.execution_timeout)
 

@@ -86,10 +86,13 @@ register(
             preload_first="original_image",
             preload_each="original_image_{k}",
             artifact_variable="tool_image_{index}",
+            preload_each_skips_first=True,
+            preload_aliases=("image",),
+            rebind_each_cell=True,
         ),
         PromptFacts(
-            "They are preloaded as PIL images: original_image (and original_image_1, _2, ... when there are "
-            "several); images you produce become tool_image_N.",
+            "They are preloaded as PIL images: original_image (also `image`; the second and later images are "
+            "original_image_1, original_image_2, ...); images you produce become tool_image_N.",
             "the working directory (or just show them with plt.show())",
             "image N becomes tool_image_N",
         ),
@@ -144,10 +147,14 @@ def describe(spec: ProfileSpec) -> dict[str, str]:
     if spec.env_latest_image:
         inputs.append(f"`{spec.env_latest_image}` (latest image, updated after each cell)")
     if spec.preload_first:
-        each = (
-            f" (+ `{spec.preload_each.format(k='K')}`, K from 1, when there are several)" if spec.preload_each else ""
-        )
-        inputs.append(f"PIL variables `{spec.preload_first}`{each}")
+        each = ""
+        if spec.preload_each:
+            which = "input K, K from 1" if spec.preload_each_skips_first else "K from 1, when there are several"
+            each = f" (+ `{spec.preload_each.format(k='K')}`, {which})"
+        aliases = "".join(f", also `{alias}`" for alias in spec.preload_aliases)
+        inputs.append(f"PIL variables `{spec.preload_first}`{aliases}{each}")
+    if spec.rebind_each_cell:
+        inputs.append("set again before every cell")
     if spec.artifact_variable:
         inputs.append(f"each artifact becomes `{spec.artifact_variable.format(index='N')}` after its cell")
     return {

@@ -432,13 +432,26 @@ second.crop((0, 0, 160, 120)).save(os.path.join(os.environ["PROCESSED_IMAGE_SAVE
         "agentvista",
         (
             """
-assert original_image.size == original_image_1.size == (640, 480)
-assert original_image_2.size == (320, 240)
-original_image_2.crop((0, 0, 160, 120))
+assert original_image.size == image.size == (640, 480)
+assert original_image_1.size == (320, 240)  # AgentVista: the second input is original_image_1
+assert "original_image_2" not in dir()
+original_image_1.crop((0, 0, 160, 120))
 """,
         ),
         (Art(1, "tool_image_1.png", 160, 120, "last_expression"),),
         inputs=MULTI,
+    ),
+    Style(
+        "preloads_set_again_each_cell",
+        "agentvista",
+        (
+            "image = image.rotate(90, expand=True)\noriginal_image = None\nimage.size",
+            "assert original_image.size == image.size == (640, 480)\nassert image is original_image\n"
+            "image.crop((0, 0, 10, 10))",
+            "tool_image_1 = None",
+            "assert tool_image_1.size == (10, 10)",
+        ),
+        (Art(1, "tool_image_1.png", 10, 10, "last_expression"),),
     ),
     Style(
         "multi_numbered_from_zero",

@@ -92,6 +92,9 @@ class Suite(ABC):
     default), ``default_judges`` (``--judge`` specs used when none are given) and
     ``primary_metric`` (the key of the metric that says whether an episode passed: charts by
     category and level, ``pixelbox compare``'s default ``--metric``; one of :meth:`metric_columns`).
+    ``artifacts_after_inputs``: with several input images, the sandbox numbers artifacts after the
+    last input (Agentic-MME's one index per image); False keeps the profile's own first index
+    (AgentVista's ``tool_image_1``, VisualToolBench's ``transformed_image_0``) whatever the inputs.
     """
 
     name: ClassVar[str]
@@ -101,6 +104,7 @@ class Suite(ABC):
     modes: ClassVar[tuple[str, ...]]
     default_judges: ClassVar[tuple[str, ...]] = ()
     primary_metric: ClassVar[str] = ""
+    artifacts_after_inputs: ClassVar[bool] = True
 
     @abstractmethod
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> Sequence[SuiteTask]:

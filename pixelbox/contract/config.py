@@ -65,6 +65,11 @@ class ProfileSpec:
     each cell to the newest image. ``preload_first`` / ``preload_each`` (``{k}`` from 1, when
     there are several inputs) are user-namespace variables holding the inputs as PIL images;
     ``artifact_variable`` (``{index}``) binds each new artifact as a PIL image after its cell.
+    ``preload_each_skips_first``: ``preload_each`` names inputs 1, 2, ... with ``k`` the input's
+    index (input 0 has only ``preload_first``), as AgentVista names ``original_image_1`` its second
+    image. ``preload_aliases`` are more names for input 0 (AgentVista's ``image``).
+    ``rebind_each_cell``: before every cell the preloaded and artifact variables are set again to
+    fresh copies of their images, as a harness that reloads them before each call does.
     """
 
     name: str = "generic"
@@ -79,6 +84,9 @@ class ProfileSpec:
     preload_first: str | None = None
     preload_each: str | None = None
     artifact_variable: str | None = None
+    preload_each_skips_first: bool = False
+    preload_aliases: tuple[str, ...] = ()
+    rebind_each_cell: bool = False
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -87,7 +95,7 @@ class ProfileSpec:
     @property
     def preload(self) -> bool:
         """Whether inputs are preloaded as PIL variables."""
-        return self.preload_first is not None or self.preload_each is not None
+        return self.preload_first is not None or self.preload_each is not None or bool(self.preload_aliases)
 
     def numbered_name(self, index: int, ext: str) -> str:
         """The name artifact ``index`` gets under a numbering profile."""
@@ -121,6 +129,7 @@ class ProfileSpec:
 
 
 _TEXT_OR_NONE = ("stem", "download_stem", "env_each_input", "env_latest_image", "preload_first", "preload_each")
+_FLAGS = ("capture_open_figures", "preload_each_skips_first", "rebind_each_cell")
 _PATTERNS = {"env_each_input": "{k}", "preload_each": "{k}", "artifact_variable": "{index}"}
 
 
@@ -133,9 +142,15 @@ def _check_field(name: str, value: Any) -> None:
         raise ProfileError(f"profile {name} must contain {_PATTERNS[name]}, got {value!r}")
     if name == "first_index" and not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         raise ProfileError(f"profile first_index must be a non-negative int, got {value!r}")
-    if name == "capture_open_figures" and not isinstance(value, bool):
-        raise ProfileError(f"profile capture_open_figures must be true or false, got {value!r}")
+    if name in _FLAGS and not isinstance(value, bool):
+        raise ProfileError(f"profile {name} must be true or false, got {value!r}")
+    if name == "preload_aliases" and not (isinstance(value, tuple) and all(_identifier(v) for v in value)):
+        raise ProfileError(f"profile preload_aliases must be a list of Python identifiers, got {value!r}")
     if name in ("env_output_dir", "env_first_input") and not (
         isinstance(value, tuple) and all(isinstance(v, str) and v for v in value)
     ):
         raise ProfileError(f"profile {name} must be a list of variable names, got {value!r}")
+
+
+def _identifier(value: Any) -> bool:
+    return isinstance(value, str) and value.isidentifier()

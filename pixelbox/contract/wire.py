@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-KERNEL_PROTOCOL = 2
+KERNEL_PROTOCOL = 3
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
 
 CONNECTION_FILE = "kernel.json"

@@ -51,6 +51,8 @@ class IOLayer:
         self.cell_end_callbacks: list[CellEndCallback] = []
         self.active = True
         self._saved_env: dict[str, str | None] = {}
+        self._bound: dict[str, tuple[Any, list[str]]] = {}
+        """Lineage key -> (pristine image, its variables), put back before each cell when the profile rebinds."""
 
     # -- re-entrancy -------------------------------------------------------------------------
 
@@ -194,6 +196,7 @@ class IOLayer:
                 for variable in variables:
                     self.shell.user_ns[variable] = loaded
                 self._lineage(recorder_link.register_root, loaded, f"input:{image.index}")
+                self._keep_pristine(f"input:{image.index}", loaded, variables)
 
     def pre_run_cell(self, info: Any) -> None:
         """Reset the per-execution caps before each cell."""
@@ -201,6 +204,7 @@ class IOLayer:
         count = getattr(self.shell, "execution_count", None)
         hint = count - 1 if isinstance(count, int) and counted else count
         self.store.start_execution(hint)
+        self._rebind()
 
     def post_run_cell(self, result: Any) -> None:
         """End-of-cell work: open figures, the latest-image variable, artifacts bound as variables."""
@@ -244,6 +248,25 @@ class IOLayer:
                 image = opened.copy()
             self.shell.user_ns[variable] = image
             self._lineage(recorder_link.register_root, image, f"artifact:{record['index']}")
+            self._keep_pristine(f"artifact:{record['index']}", image, [variable])
+
+    def _keep_pristine(self, key: str, image: Any, variables: list[str]) -> None:
+        if self.profile.rebind_each_cell and variables:
+            self._bound[key] = (image.copy(), list(variables))
+
+    def _rebind(self) -> None:
+        """Put the preloaded and artifact variables back to fresh copies of their images (profiles that rebind)."""
+        if not self._bound:
+            return
+        try:
+            with self.guard():
+                for key, (pristine, variables) in self._bound.items():
+                    fresh = pristine.copy()
+                    for variable in variables:
+                        self.shell.user_ns[variable] = fresh
+                    self._lineage(recorder_link.register_root, fresh, key)
+        except Exception as exc:
+            self.notice(f"image variables could not be set again: {type(exc).__name__}: {exc}")
 
     def _lineage(self, link: Callable[[Any, Any], None], obj: Any, value: Any) -> None:
         try:

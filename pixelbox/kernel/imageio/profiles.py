@@ -39,9 +39,14 @@ def environment(profile: Profile, settings: IOSettings) -> dict[str, str]:
 def input_variable_names(profile: Profile, count: int) -> list[list[str]]:
     """For each input, the user-namespace variables that hold it as a PIL image."""
     each = profile.preload_each
-    names = [[each.format(k=k)] if each is not None and count > 1 else [] for k in range(1, count + 1)]
+    if profile.preload_each_skips_first:
+        names = [[each.format(k=k)] if each is not None and k > 0 else [] for k in range(count)]
+    else:
+        names = [[each.format(k=k)] if each is not None and count > 1 else [] for k in range(1, count + 1)]
     if names and profile.preload_first is not None:
         names[0].insert(0, profile.preload_first)
+    if names:
+        names[0].extend(profile.preload_aliases)
     return names
 
 
