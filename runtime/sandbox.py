@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -468,9 +467,7 @@ class Sandbox:
             if not source.is_file():
                 raise FileNotFoundError(f"input image {source} does not exist or is not a file")
             name = source.name if source.name not in names else f"{len(names)}_{source.name}"
-            target = self.layout.inputs / name
-            shutil.copyfile(source, target)
-            target.chmod(0o444)
+            self.layout.add_input(source, name, self._uid)
             names.append(name)
         return names
 

@@ -92,13 +92,34 @@ class Layout:
         for name in (*KERNEL_WRITABLE, "inputs", "outputs"):
             (self.root / name).mkdir(mode=0o755)
         self.outputs.chmod(0o700)
+        owner = kernel_uid if os.geteuid() == 0 else None
         for name in KERNEL_WRITABLE:
             path = self.root / name
-            if kernel_uid is not None and os.geteuid() == 0:
-                os.chown(path, kernel_uid, kernel_uid)
+            if owner is not None:
+                os.chown(path, owner, owner)
                 path.chmod(0o700)
             else:
                 path.chmod(0o777)
+        if owner is not None:  # readable by this kernel's group only: other sandboxes' kernels see nothing
+            os.chown(self.inputs, os.geteuid(), owner)
+            self.inputs.chmod(0o750)
+
+    def add_input(self, source: Path, name: str, kernel_uid: int | None) -> None:
+        """Copy a task input in, read-only to the kernel and, as root, readable by its group only."""
+        target = self.inputs / name
+        shutil.copyfile(source, target)
+        if kernel_uid is not None and os.geteuid() == 0:
+            os.chown(target, os.geteuid(), kernel_uid)
+            target.chmod(0o440)
+        else:
+            target.chmod(0o444)
+
+    def open_kernel_log(self) -> int:
+        """The kernel's stderr log: host-only (0600), never through a link; a descriptor to close."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(self.root / "kernel.log", flags, 0o600)
+        os.fchmod(fd, 0o600)
+        return fd
 
     def remove(self) -> None:
         """Delete everything; never raises (files may belong to another uid).

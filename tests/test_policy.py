@@ -488,3 +488,43 @@ def test_ipython_display_module_is_a_safe_proxy(shell: InteractiveShell) -> None
     run_ok(shell, "from IPython.display import display, Image\ndisplay(1)")
     refused = run_refused(shell, "from IPython.display import publish_display_data")
     assert "publish_display_data" in str(refused)
+
+
+# ---------------------------------------------------------------- the audit hook behind the guards
+
+
+class _RunsExec:
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (exec, ("leaked_ran = True",))
+
+
+@pytest.mark.parametrize(
+    ("code", "rule"),
+    [
+        ("leaked_exec('print(1)')", "denied-builtin"),
+        ("leaked_compile('1', 'x', 'eval')", "denied-builtin"),
+        ("leaked_loads(payload)", "no-pickle"),
+    ],
+)
+def test_audit_hook_refuses_real_exec_compile_and_pickle_reached_from_a_cell(
+    shell: InteractiveShell, code: str, rule: str
+) -> None:
+    """Should a cell ever hold the real ``exec``, ``compile`` or ``pickle.loads`` (by a route the
+    guards missed), the audit hook still refuses them while the cell runs."""
+    import builtins
+    import pickle
+
+    shell.user_ns.update(
+        leaked_exec=builtins.exec,
+        leaked_compile=builtins.compile,
+        leaked_loads=pickle.loads,
+        payload=pickle.dumps(_RunsExec()),
+    )
+    error = run_refused(shell, code)
+    assert f"policy rule: {rule}" in str(error)
+    assert "leaked_ran" not in shell.user_ns
+
+
+def test_library_code_that_compiles_its_own_source_still_runs(shell: InteractiveShell) -> None:
+    assert run_ok(shell, "import collections\nP = collections.namedtuple('P', 'x y')\nP(1, 2).y") == 2
+    assert run_ok(shell, "import dataclasses\n@dataclasses.dataclass\nclass D:\n    x: int = 3\nD().x") == 3

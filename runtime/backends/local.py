@@ -181,7 +181,7 @@ class LocalBackend(Backend):
             )
         cgroup, applied = _make_cgroup(layout, options)
         command = [self.python, *KERNEL_COMMAND, str(layout.ipc)]
-        with open(layout.root / "kernel.log", "ab") as log:
+        with os.fdopen(layout.open_kernel_log(), "ab") as log:
             proc = subprocess.Popen(
                 command,
                 cwd=layout.work,
@@ -303,6 +303,7 @@ def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | No
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
+        os.umask(0o077)  # what the kernel creates is its own: other sandboxes' kernels read nothing
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
     return hook

@@ -22,6 +22,7 @@ Section keys (all optional): ``enabled`` (read by the plugin loader), ``extra_mo
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,7 @@ class PolicyLayer:
         self.builtins = build_builtins(self.guards, self.open, display)
         self.hook = PolicyAstHook(settings.reserved_names)
         self.shell_entries: dict[str, Any] = {}
+        self.audit = audit.Switch(lambda: None, lambda: None, lambda: False)
 
     def is_reserved_object(self, obj: Any) -> bool:
         """Whether ``obj`` is what a reserved name (the recorder) is bound to."""
@@ -127,9 +129,9 @@ class PolicyLayer:
         self.shell_entries = {name: ns[name] for name in SHELL_ENTRIES if name in ns}
         self.enforce()
         audit.STATE.configure(audit.default_writable(os.getcwd(), self.settings.writable_dirs))
-        audit.install_hook()
+        self.audit = audit.install_hook(self.is_cell_file)
         self.shell.events.register("pre_execute", self.pre_execute)
-        self.shell.events.register("post_execute", self.post_execute)
+        self.shell.events.register("post_run_cell", self.post_run_cell)
         tracebacks.add_traceback_filter(self.shell, self.clean_traceback)
 
     def clean_traceback(self, exc: BaseException) -> None:
@@ -155,6 +157,11 @@ class PolicyLayer:
             line = exc.line
             head.tb_next = tracebacks.cell_frame(name, line) if name is not None and line is not None else None
             exc.__traceback__ = head if head.tb_next is not None else None
+
+    def is_cell_file(self, filename: str) -> bool:
+        """Whether ``filename`` is one the shell compiled an agent's cell under (cheap: a dict lookup)."""
+        names = getattr(self.shell.compile, "_filename_map", None)
+        return isinstance(names, dict) and filename in names
 
     def _cell_files(self) -> set[str]:
         """File names under which the shell compiled the agent's cells."""
@@ -188,13 +195,24 @@ class PolicyLayer:
                     del ns[name]
 
     def pre_execute(self) -> None:
-        """Before each execution: re-assert the policy and switch the audit hook on."""
-        self.enforce()
-        audit.begin()
+        """Before each execution: re-assert the policy, switch the audit hook on, and make sure
+        it is switched off only by the last end-of-cell callback.
 
-    def post_execute(self) -> None:
-        """After each execution: switch the audit hook off."""
-        audit.end()
+        Other layers do work for the cell after it returns (the image I/O layer draws and saves
+        open figures, which runs model code's draw callbacks), so the hook stays on until every
+        other ``post_run_cell`` callback has run, whoever registered after the policy.
+        """
+        self.enforce()
+        callbacks = self.shell.events.callbacks["post_run_cell"]
+        if callbacks[-1:] != [self.post_run_cell]:
+            with contextlib.suppress(ValueError):
+                callbacks.remove(self.post_run_cell)
+            callbacks.append(self.post_run_cell)
+        self.audit.begin()
+
+    def post_run_cell(self, result: Any = None) -> None:
+        """After each execution and everything other layers do for it: switch the audit hook off."""
+        self.audit.end()
 
 
 def _same_entry(current: Any, installed: Any) -> bool:

@@ -4,13 +4,19 @@ The AST guards only see what model code does itself; library code it calls (matp
 spawning ``latex``, imageio fetching a URL, pathlib deleting a file) runs unguarded. Audit
 events are raised by the interpreter for every caller, so while a cell executes this hook
 refuses: starting processes and sending signals, sockets and name lookups, loading native
-code through ctypes, building code or function objects from parts, creating links, opening
-``/proc``, ``/sys`` and ``/dev`` files other than the harmless devices, and removing,
-renaming or changing permissions of files outside the writable places (the workspace, the
-temporary directory, the user cache and config directories, and any configured extras).
+code through ctypes, building code or function objects from parts, unpickling anything that
+names a class or function (``pickle.find_class``: every pickle that could call code), ``exec``
+and ``compile`` called by model code itself (or by code that was compiled from a string), creating
+links, opening ``/proc``, ``/sys`` and ``/dev`` files other than the harmless devices, and
+removing, renaming or changing permissions of files outside the writable places (the workspace,
+the temporary directory, the user cache and config directories, and any configured extras).
+Library code that compiles its own source (``namedtuple``, ``dataclasses``, imports, IPython
+compiling the cell) is left alone: it is the caller that decides.
 
-Audit hooks cannot be removed, so the hook is installed once per process and does nothing
-unless a policy cell is running (``begin``/``end`` around each execution).
+Audit hooks cannot be removed, so each installation adds one hook that does nothing unless its
+policy's cell is running. Whether it is running is held in the hook's closure, reachable only
+through the :class:`Switch` the policy layer keeps (model code never sees it), so code that got
+hold of the real interpreter still finds no flag to clear.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pixelbox.kernel.policy.errors import PolicyPermissionError
@@ -39,6 +45,8 @@ PROCESS_EVENTS = frozenset(
     }
 )
 CODE_EVENTS = frozenset({"code.__new__", "function.__new__"})
+DYNAMIC_CODE_EVENTS = frozenset({"exec", "compile"})
+"""Running or compiling source: refused when the caller is model code (see :func:`_check_dynamic`)."""
 LINK_EVENTS = frozenset({"os.symlink", "os.link"})
 DESTRUCTIVE_EVENTS = frozenset(
     {
@@ -55,10 +63,9 @@ HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/ra
 
 
 class AuditState:
-    """What the hook enforces, and whether a policy cell is running right now."""
+    """Where destructive file operations are allowed (the same for every installation)."""
 
     def __init__(self) -> None:
-        self.depth = 0
         self.writable: tuple[str, ...] = ()
 
     def configure(self, writable: Iterable[str]) -> None:
@@ -68,7 +75,6 @@ class AuditState:
 
 
 STATE = AuditState()
-_installed = False
 
 
 def default_writable(workspace: str, extra: Iterable[str] = ()) -> list[str]:
@@ -84,22 +90,35 @@ def default_writable(workspace: str, extra: Iterable[str] = ()) -> list[str]:
     ]
 
 
-def install_hook() -> None:
-    """Register the hook once per process."""
-    global _installed
-    if not _installed:
-        sys.addaudithook(_hook)
-        _installed = True
+class Switch:
+    """Turns one installed hook on for a cell and off after it; the flag itself is in the hook's closure."""
+
+    __slots__ = ("active", "begin", "end")
+
+    def __init__(self, begin: Callable[[], None], end: Callable[[], None], active: Callable[[], bool]) -> None:
+        self.begin, self.end, self.active = begin, end, active
 
 
-def begin() -> None:
-    """A policy cell starts running."""
-    STATE.depth += 1
+def install_hook(is_model_code: Callable[[str], bool] = lambda filename: False) -> Switch:
+    """Register a new hook; return the switch that arms it around each cell.
 
+    ``is_model_code(filename)`` says whether a frame's file is one of the agent's cells; ``exec``
+    and ``compile`` called from such a frame (or from code compiled from a string) are refused.
+    """
+    armed = [False]
 
-def end() -> None:
-    """A policy cell has finished."""
-    STATE.depth = max(0, STATE.depth - 1)
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if armed[0]:
+            _check(event, args, is_model_code)
+
+    def begin() -> None:
+        armed[0] = True
+
+    def end() -> None:
+        armed[0] = False
+
+    sys.addaudithook(hook)
+    return Switch(begin, end, lambda: armed[0])
 
 
 def _refuse(what: str, rule: str, hint: str = "") -> PolicyPermissionError:
@@ -156,9 +175,7 @@ def check_writable(path: Any, dir_fd: Any = None) -> None:
         )
 
 
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not STATE.depth:
-        return
+def _check(event: str, args: tuple[Any, ...], is_model_code: Callable[[str], bool]) -> None:
     if event == "open":
         check_open_path(args[0])
     elif event in PROCESS_EVENTS:
@@ -169,10 +186,30 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         raise _refuse(f"calling native code through ctypes is not allowed ({event})", "no-native-code")
     elif event in CODE_EVENTS:
         raise _refuse(f"building code or function objects is not allowed ({event})", "no-code-objects")
+    elif event == "pickle.find_class":
+        what = f"unpickling {args[0]}.{args[1]} is not allowed: unpickling runs arbitrary code"
+        raise _refuse(what, "no-pickle", "Save arrays without object dtype (allow_pickle=False)")
+    elif event in DYNAMIC_CODE_EVENTS:
+        _check_dynamic(event, is_model_code)
     elif event in LINK_EVENTS:
         raise _refuse(f"creating links is not allowed ({event})", "no-links", "Copy the file instead")
     elif event in DESTRUCTIVE_EVENTS:
         _check_destructive(event, args)
+
+
+def _check_dynamic(event: str, is_model_code: Callable[[str], bool]) -> None:
+    """Refuse ``exec``/``compile`` whose innermost Python caller is a cell or string-compiled code.
+
+    Frames: 0 is this function, 1 ``_check``, 2 the hook, 3 the caller of ``exec``/``compile``.
+    """
+    try:
+        filename = sys._getframe(3).f_code.co_filename
+    except ValueError:  # called from C with no Python frame at all
+        return
+    from_file = filename.startswith("/") or filename.startswith("<frozen ")
+    if is_model_code(filename) or not from_file:
+        what = f"running or compiling code from a string is not allowed ({event})"
+        raise _refuse(what, "denied-builtin", "Write the code directly in the cell")
 
 
 def _check_destructive(event: str, args: tuple[Any, ...]) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from pixelbox.contract.wire import MIME_PREFIX
+from pixelbox.kernel.callers import AttrGetter, MethodCaller
 from pixelbox.kernel.policy.errors import (
     PolicyAttributeError,
     PolicyImportError,
@@ -416,16 +417,30 @@ def _checked_names(names: tuple[Any, ...]) -> None:
             check_attribute_name(part)
 
 
-def safe_attrgetter(*attrs: str) -> Any:
-    """``operator.attrgetter`` over public attribute names only."""
-    _checked_names(attrs)
-    return operator.attrgetter(*attrs)
+def guarded_attrgetter(guards: Guards) -> Callable[..., AttrGetter]:
+    """``operator.attrgetter`` whose every step goes through the guarded ``getattr`` when called."""
+
+    def attrgetter(*attrs: str) -> AttrGetter:
+        if not attrs:
+            raise TypeError("attrgetter expected 1 argument, got 0")
+        _checked_names(attrs)
+        return AttrGetter(guards.getattr, tuple(attrs))
+
+    return attrgetter
 
 
-def safe_methodcaller(name: str, *args: Any, **kwargs: Any) -> Any:
-    """``operator.methodcaller`` for public method names only."""
-    _checked_names((name,))
-    return operator.methodcaller(name, *args, **kwargs)
+def guarded_methodcaller(guards: Guards) -> Callable[..., MethodCaller]:
+    """``operator.methodcaller`` that reaches its method through the guarded ``getattr`` when called.
+
+    Guarded by what it reaches, not by its name: ``methodcaller('format', obj)`` called on a
+    string gets the guarded formatter, whose fields cannot walk to '_' attributes.
+    """
+
+    def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> MethodCaller:
+        _checked_names((name,))
+        return MethodCaller(guards.getattr, name, args, kwargs)
+
+    return methodcaller
 
 
 def _no_pickle(call: Callable[..., Any], position: int) -> Callable[..., Any]:
@@ -462,8 +477,8 @@ def substitutes(guards: Guards) -> list[tuple[Any, Any]]:
 
     evaluates = "It evaluates strings as code"
     pairs: list[tuple[Any, Any]] = [
-        (operator.attrgetter, safe_attrgetter),
-        (operator.methodcaller, safe_methodcaller),
+        (operator.attrgetter, guarded_attrgetter(guards)),
+        (operator.methodcaller, guarded_methodcaller(guards)),
         (functools.update_wrapper, update_wrapper),
         (functools.wraps, wraps),
         (functools.singledispatch, Refusal("functools.singledispatch is not available", evaluates)),

@@ -21,6 +21,7 @@ from typing import Any
 from pixelbox.contract.events import EVENT_VERSION
 from pixelbox.contract.geometry import IDENTITY, Lineage, clip_box, normalize_box
 from pixelbox.contract.tools import ToolError
+from pixelbox.kernel.callers import MethodCaller
 from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import Registry, is_image, size_of
 from pixelbox.kernel.recorder.ops import OpTable, Spec
@@ -136,6 +137,8 @@ class Recorder:
             return self._traced_partial(fn, line, col, self._caller_cell(cell))
         elif t is methodcaller:
             return self._traced_methodcaller(fn, line, col, self._caller_cell(cell))
+        elif t is MethodCaller:
+            return self._traced_guarded_caller(fn, line, col, self._caller_cell(cell))
         elif t is BuiltinFunctionType:
             bound = fn.__self__
             if bound is None or type(bound) is ModuleType:
@@ -191,6 +194,17 @@ class Recorder:
             if extra or extra_kwargs:  # let methodcaller raise its own TypeError
                 return fn(obj, *extra, **extra_kwargs)
             return self.c(getattr(obj, name), line, col, cell)(*args, **kwargs)
+
+        return traced_methodcaller
+
+    def _traced_guarded_caller(self, fn: MethodCaller, line: int, col: int, cell: int | None) -> Any:
+        """The policy's ``methodcaller``: the method its guarded lookup reaches, traced."""
+
+        def traced_methodcaller(obj: Any, *extra: Any, **extra_kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            if extra or extra_kwargs:
+                return fn(obj, *extra, **extra_kwargs)
+            return self.c(fn.lookup(obj, fn.name), line, col, cell)(*fn.args, **fn.kwargs)
 
         return traced_methodcaller
 
