@@ -1,4 +1,5 @@
-"""Serper (google.serper.dev): Google text search (``POST /search``) and Google Lens (``POST /lens``)."""
+"""Serper (google.serper.dev): Google text search (``POST /search``), image search (``POST /images``) and
+Google Lens (``POST /lens``)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,11 @@ class SerperProvider:
         matches = _list(raw, "organic") or _list(raw, "visualMatches")
         return {"image_url": image_url, "results": [_match(r) for r in matches]}
 
+    def images(self, query: str, gl: str = "us", hl: str = "en") -> dict[str, Any]:
+        """Google Images results for a text query (``POST /images``)."""
+        raw = self._post("/images", {"q": query, "gl": gl, "hl": hl, "num": self.num}, "image_search")
+        return {"query": query, "results": [_image(r) for r in _list(raw, "images")]}
+
     def _post(self, path: str, payload: dict[str, Any], tool: str) -> dict[str, Any]:
         key = require_key(self._key, KEY_ENV, "Serper", tool)
         raw = post_json(
@@ -63,6 +69,15 @@ def _organic(item: dict[str, Any]) -> dict[str, Any]:
     if item.get("date"):
         out["date"] = item["date"]
     return out
+
+
+def _image(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "title": item.get("title", ""),
+        "image_url": item.get("imageUrl", ""),
+        "link": item.get("link", ""),
+        "source": item.get("source", ""),
+    }
 
 
 def _match(item: dict[str, Any]) -> dict[str, Any]:

@@ -162,6 +162,11 @@ class WebTools:
             return ToolResult.failure(name, arguments, f"bad arguments for {name}: {exc}")
         return methods[name](**arguments)
 
+    def cached(self, tool: str, key: dict[str, Any], produce: Produce, finish: Finish) -> ToolResult:
+        """A suite's own web tool through this task's record/replay cache: ``produce`` asks the provider
+        (raising :class:`ProviderError`), ``finish`` turns the data (fresh or recorded) into the result."""
+        return self._run(tool, key, produce, finish)
+
     # -- plumbing ----------------------------------------------------------------------------------
 
     def _lens_upload(self, image: bytes, gl: str, hl: str) -> Produce:

@@ -28,15 +28,15 @@ class ChatEndpoint:
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._client = OpenAI(base_url=self.base_url, api_key=key or "unused", timeout=timeout, max_retries=2)
 
-    def complete(self, messages: list[dict[str, Any]], max_tokens: int = 200) -> str:
-        """The first choice's text at temperature 0."""
+    def complete(self, messages: list[dict[str, Any]], max_tokens: int = 200, temperature: float = 0.0) -> str:
+        """The first choice's text (at temperature 0 unless a suite's official judge samples otherwise)."""
         from openai import OpenAIError
 
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
                 messages=cast(Any, messages),
-                temperature=0.0,
+                temperature=temperature,
                 max_tokens=max_tokens,
             )
         except OpenAIError as exc:
