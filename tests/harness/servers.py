@@ -423,7 +423,29 @@ class SerperServer(LocalServer):
             return json_response(self._search(request.json()))
         if request.method == "POST" and request.path == "/lens":
             return json_response(self._lens(request.json()))
+        if request.method == "POST" and request.path == "/images":
+            return json_response(self._images(request.json()))
         return json_response({"message": "Not found", "statusCode": 404}, 404)
+
+    @staticmethod
+    def _images(body: dict[str, Any]) -> dict[str, Any]:
+        query = body["q"]
+        slug = urllib.parse.quote(query.replace(" ", "-"))
+        images = [
+            {
+                "title": f"{query} picture {i}",
+                "imageUrl": f"https://img.example.org/{slug}/{i}.jpg",
+                "imageWidth": 640,
+                "imageHeight": 480,
+                "thumbnailUrl": f"https://img.example.org/{slug}/{i}-thumb.jpg",
+                "source": "Example",
+                "domain": "example.org",
+                "link": f"https://example.org/{slug}/page{i}",
+                "position": i,
+            }
+            for i in range(1, 8)
+        ]
+        return {"searchParameters": {"q": query, "type": "images"}, "images": images, "credits": 1}
 
     @staticmethod
     def _search(body: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ class AgentVista(Suite):
     summary = "209 tasks, native function calling (code_interpreter, web_search, image_search, visit), judged accuracy"
     profile = "agentvista"
     modes = ("gen",)
-    default_judges = ("match",)
+    default_judges = ()  # no --judge: the offline match judge; the official verdicts need --judge openai:MODEL
     primary_metric = "accuracy"
     artifacts_after_inputs = False
 

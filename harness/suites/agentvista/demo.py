@@ -165,7 +165,7 @@ def run_demo(out: Path, *, backend: str, concurrency: int, progress: bool) -> De
         suite=suite,
     )
     failures = [f"{e['task_id']}: {e['error']}" for e in summary.failed]
-    scores = suite.score_run(run_dir, list(suite.default_judges), progress=progress)
+    scores = suite.score_run(run_dir, ["match"], progress=progress)
     paths = suite.write_report(run_dir)
     for record in scores["episodes"]:
         score = record["score"]

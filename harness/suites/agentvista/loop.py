@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox import __version__
-from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolCall, ToolArgumentsError
+from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
 from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
 from pixelbox.harness.episode import EpisodeAborted, EpisodeOutcome, record_failed_start, redact
 from pixelbox.harness.episode.budgets import Budget
@@ -242,7 +242,11 @@ class VistaEpisode:
         except ToolArgumentsError as exc:
             arguments, problem = {}, str(exc)
         is_code = call.name == vt.CODE_TOOL
-        detail: dict[str, Any] = {"tool_call_id": call.id, "arguments": arguments, "arguments_json": call.arguments_json}
+        detail: dict[str, Any] = {
+            "tool_call_id": call.id,
+            "arguments": arguments,
+            "arguments_json": call.arguments_json,
+        }
         if is_code and isinstance(arguments.get("code"), str):
             detail["code"] = arguments["code"]
         self.writer.action(
@@ -285,8 +289,7 @@ class VistaEpisode:
         ok = not text.startswith("Error:")
         if ok:
             self.searches.count(call.name)
-        extra = {"summary_turns": summaries} if summaries else {}
-        self._reply(call, action_id, text, tool_result=result, error=None if ok else text[7:], **extra)
+        self._reply(call, action_id, text, tool_result=result, error=None if ok else text[7:], summaries=summaries)
 
     def _summarizer(self, record: list[dict[str, Any]]) -> vt.Summarize:
         def summarize(url: str, goal: str, content: str) -> str:
@@ -310,7 +313,7 @@ class VistaEpisode:
         tool_result: Any = None,
         images: list[ImageEntry] | None = None,
         error: str | None = None,
-        **detail: Any,
+        summaries: list[dict[str, Any]] | None = None,
     ) -> None:
         images = images or []
         shown = {"result": text}
@@ -328,7 +331,7 @@ class VistaEpisode:
             shown=text,
             images=[entry.to_dict(self.context.run_root) for entry in images],
             error=error,
-            **detail,
+            **({"summary_turns": summaries} if summaries else {}),
         )
         for message in new:
             self.messages.append(message)

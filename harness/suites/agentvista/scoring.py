@@ -169,7 +169,9 @@ def _option(text: str) -> str | None:
 # -- a run ----------------------------------------------------------------------------------------
 
 
-def score_run(run_dir: str | Path, judges: Sequence[str], *, progress: bool, include_infrastructure: bool) -> dict[str, Any]:
+def score_run(
+    run_dir: str | Path, judges: Sequence[str], *, progress: bool, include_infrastructure: bool
+) -> dict[str, Any]:
     """Judge every episode traced under ``run_dir``; writes and returns ``scores.json``."""
     from tqdm import tqdm
 
@@ -182,7 +184,9 @@ def score_run(run_dir: str | Path, judges: Sequence[str], *, progress: bool, inc
     if not traces:
         raise RunDirError(f"no episode traces under {root}; is this a `pixelbox run --suite agentvista` directory?")
     judge = build_judge(list(judges), root / CACHE_DIR)
-    records = [score_episode(path, judge) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)]
+    records = [
+        score_episode(path, judge) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)
+    ]
     result = {
         "run_dir": str(root),
         "suite": SUITE,

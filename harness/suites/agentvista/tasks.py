@@ -117,6 +117,8 @@ def load_tasks(
 
 def task_from_record(record: Any, folder: Path, where: str) -> VistaTask:
     """One record as a task; :class:`TaskRecordError` says which field is wrong (``where`` names the record)."""
+    if isinstance(record, _BadLine):
+        raise TaskRecordError(f"{where}: {record}")
     if not isinstance(record, dict):
         raise TaskRecordError(f"{where}: a record must be a JSON object, got {type(record).__name__}")
     task_id = _first(record, ID_KEYS, where, kinds=(str, int))
@@ -228,8 +230,6 @@ def _file_sha(path: Path) -> str:
 
 
 def _first(record: dict[str, Any], keys: tuple[str, ...], where: str, kinds: tuple[type, ...]) -> Any:
-    if isinstance(record, _BadLine):
-        raise TaskRecordError(f"{where}: {record}")
     for key in keys:
         value = record.get(key)
         if value is None:

@@ -154,7 +154,8 @@ def web_search(web: WebTools, arguments: dict[str, Any]) -> tuple[str, ToolResul
     if not hits:
         return f"No results found for query: '{query}'", result
     lines = [
-        f"{n}. [{hit.get('title') or 'No title'}]({hit.get('link') or 'No URL'})\n   {hit.get('snippet') or 'No description'}"
+        f"{n}. [{hit.get('title') or 'No title'}]({hit.get('link') or 'No URL'})\n"
+        f"   {hit.get('snippet') or 'No description'}"
         for n, hit in enumerate(hits, start=1)
     ]
     return f"Search results for '{query}':\n\n" + "\n\n".join(lines), result
