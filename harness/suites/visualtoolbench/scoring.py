@@ -1,0 +1,198 @@
+"""Scoring a VisualToolBench run from its traces: the official figures, and our process figures beside them.
+
+Official (``run_judge_single_turn.py`` / ``run_judge_multi_turn.py``): per task ARS and APR
+(:mod:`.rubrics`), each turn judged on its own question, golden answer and the model's answer for
+that turn; the summary's ``overall_accuracy`` (mean APR), ``overall_score`` (mean ARS),
+``domain_results`` (``prompt_category``, STEM subjects merged) and ``eval_focus_results``.
+
+Ours, from the executed-operation traces no official harness has: image-processing calls,
+executed visual operations, and whether the model was shown an image it produced by cropping the
+input before it answered (``cropped``; lineage gives the region of the input an artifact shows).
+
+``scores.json`` has the shared layout (``summary``, ``episodes`` of ``{score, episode}``), so
+``pixelbox report`` and ``pixelbox compare`` show VisualToolBench runs beside other suites'.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from pixelbox.harness.scoring.columns import Column
+from pixelbox.harness.traces.store import find_traces, read_trace
+
+from .rubrics import RubricJudge, Verdict, build_rubric_judge, task_scores
+from .tasks import VtbTask
+from .tools import IMAGE_TOOL
+
+SCORES_FILE = "scores.json"
+CACHE_DIR = "judge_cache"
+VISUAL_OPS_SKIPPED = frozenset({"io"})
+CROPPED_AREA = 0.9
+"""An artifact showing less than this share of the input counts as a crop of it."""
+
+COLUMNS = (
+    Column("apr", "APR", "rate", "higher", "average pass rate: no rubric of weight >= 4 unmet (official)"),
+    Column("ars", "ARS", "rate", "higher", "average rubric score: met weight / total weight (official)"),
+    Column("cropped", "cropped", "rate", "higher", "answered after seeing a crop of the input it made (ours)"),
+    Column("image_calls", "image calls", "number", None, "python_image_processing calls (ours)"),
+    Column("ops", "visual ops", "number", None, "visual operations that executed (ours, from the trace)"),
+)
+
+
+class VtbScoringError(ValueError):
+    """The run directory cannot be scored as VisualToolBench; the message says why and what to run."""
+
+
+def score_vtb_run(
+    run_dir: str | Path, judges: Sequence[str], *, progress: bool = True, include_infrastructure: bool = False
+) -> dict[str, Any]:
+    """Judge every episode's answers with the first judge spec; writes and returns ``scores.json``."""
+    from tqdm import tqdm
+
+    root = Path(run_dir)
+    if not judges:
+        raise VtbScoringError("VisualToolBench needs a rubric judge: --judge openai:MODEL[@BASE_URL] or recorded:FILE")
+    judge = build_rubric_judge(judges[0], root / CACHE_DIR)
+    traces = find_traces(root)
+    if not traces:
+        raise VtbScoringError(
+            f"no episode traces under {root}; is this a `pixelbox run --suite visualtoolbench` output?"
+        )
+    records = [
+        score_episode(path, judge) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)
+    ]
+    from pixelbox.harness.scoring.report import summarize
+
+    scores = [r["score"] for r in records]
+    result = {
+        "run_dir": str(root),
+        "suite": "visualtoolbench",
+        "judges": list(judges),
+        "options": {"include_infrastructure": include_infrastructure},
+        "summary": summarize(scores, include_infrastructure),
+        "official": official_summary(scores),
+        "episodes": records,
+    }
+    (root / SCORES_FILE).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    return result
+
+
+def score_episode(path: Path, judge: RubricJudge) -> dict[str, Any]:
+    """One episode's score record and its report view."""
+    from pixelbox.harness.scoring.from_trace import episode_from_trace
+    from pixelbox.harness.scoring.view import episode_to_dict
+
+    trace = read_trace(path)
+    start = trace.of_kind("episode_start")[0]
+    ends = trace.of_kind("episode_end")
+    task = VtbTask.from_dict(start["task"])
+    view = episode_from_trace(path)
+    end = ends[-1] if ends else {}
+    answers = list(end.get("turn_answers") or [])
+    verdicts: list[Verdict] = []
+    if view.infrastructure is None:
+        for number, turn in enumerate(task.turns):
+            answer = answers[number] if number < len(answers) else ""
+            for rubric in turn.rubrics:
+                verdicts.append(judge.verdict(task.task_id, number, rubric, turn.prompt, turn.golden_answer, answer))
+    ars, apr = task_scores(verdicts) if verdicts else (None, None)
+    process = process_figures(view)
+    unjudged = [v.error for v in verdicts if v.error]
+    score = {
+        "episode_id": view.episode_id,
+        "task_id": task.task_id,
+        "mode": view.mode,
+        "model": view.model,
+        "suite": "visualtoolbench",
+        "category": task.domain,
+        "eval_focus": task.eval_focus,
+        "turncase": task.turncase,
+        "level": None,
+        "metrics": {"apr": apr, "ars": ars, **process},
+        "infrastructure": view.infrastructure,
+        "tamper": bool(view.tampered_interactions),
+        "failure": None,
+        "judge": judge.judge_id,
+        "unjudged": unjudged,
+        "rubrics": [v.to_dict() for v in verdicts],
+        "turn_answers": answers,
+    }
+    return {"score": score, "episode": episode_to_dict(view)}
+
+
+def process_figures(view: Any) -> dict[str, Any]:
+    """Image-processing calls, executed visual operations, and whether a crop of the input was seen."""
+    image_calls = sum(1 for i in view.interactions if i.name == IMAGE_TOOL)
+    ops = sum(1 for t in view.events if t.event.op not in VISUAL_OPS_SKIPPED and t.event.status == "ok")
+    cropped = any(_is_crop(a.box_root) for a in view.artifacts)
+    return {"image_calls": image_calls, "ops": ops, "cropped": 1.0 if cropped else 0.0}
+
+
+def _is_crop(box: Any) -> bool:
+    try:
+        x1, y1, x2, y2 = (float(v) for v in box)
+    except (TypeError, ValueError):
+        return False
+    return 0 < (x2 - x1) * (y2 - y1) < CROPPED_AREA * 1000 * 1000
+
+
+def official_summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
+    """The official judge summary's figures over the scored tasks (infrastructure failures and unjudged
+    tasks left out and counted)."""
+    scored = [s for s in scores if s["metrics"].get("apr") is not None]
+
+    def group(key: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for value in sorted({str(s.get(key) or "") for s in scored}):
+            chosen = [s for s in scored if str(s.get(key) or "") == value]
+            out[value] = {
+                "accuracy": round(mean(s["metrics"]["apr"] for s in chosen), 4),
+                "score": round(mean(s["metrics"]["ars"] for s in chosen), 4),
+                "n": len(chosen),
+            }
+        return out
+
+    return {
+        "overall_accuracy": round(mean(s["metrics"]["apr"] for s in scored), 4) if scored else None,
+        "overall_score": round(mean(s["metrics"]["ars"] for s in scored), 4) if scored else None,
+        "total_examples": len(scored),
+        "not_scored": len(scores) - len(scored),
+        "domain_results": group("category"),
+        "eval_focus_results": group("eval_focus"),
+        "turncase_results": group("turncase"),
+    }
+
+
+def score_lines(scores: dict[str, Any], run_dir: str | Path) -> list[str]:
+    """What ``pixelbox score`` prints: the official figures, then the shared tables."""
+    from pixelbox.harness.scoring.report import to_markdown
+
+    official = scores.get("official") or {}
+    lines = [
+        f"APR (overall_accuracy): {_pct(official.get('overall_accuracy'))}   "
+        f"ARS (overall_score): {_pct(official.get('overall_score'))}   "
+        f"tasks scored: {official.get('total_examples', 0)} (not scored: {official.get('not_scored', 0)})"
+    ]
+    for title, key in (
+        ("by domain", "domain_results"),
+        ("by eval focus", "eval_focus_results"),
+        ("by turn case", "turncase_results"),
+    ):
+        rows = official.get(key) or {}
+        if rows:
+            lines.append(f"{title}:")
+            lines += [
+                f"  {name or '-'}: APR {_pct(r['accuracy'])}, ARS {_pct(r['score'])} (n={r['n']})"
+                for name, r in rows.items()
+            ]
+    lines.append(to_markdown(scores["summary"]).removesuffix("\n"))
+    lines.append(f"scores: {str(run_dir).rstrip('/')}/{SCORES_FILE}")
+    return lines
+
+
+def _pct(value: Any) -> str:
+    return "n/a" if value is None else f"{100 * float(value):.1f}%"
