@@ -17,8 +17,14 @@ image:
 test: setup
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
+# The default suite's demo in runs/demo, then every other registered suite's in runs/demo-SUITE.
 demo: setup
 	$(VENV)/bin/pixelbox demo
+	@for suite in $$($(VENV)/bin/python -c "from pixelbox.harness.suites import SUITES, DEFAULT_SUITE; \
+	  print(*(n for n in SUITES.names() if n != DEFAULT_SUITE))"); do \
+	  echo "== pixelbox demo --suite $$suite --out runs/demo-$$suite"; \
+	  $(VENV)/bin/pixelbox demo --suite $$suite --out runs/demo-$$suite || exit 1; \
+	done
 
 # ruff, then mypy over the package as installed (scripts/typecheck.py), then the docs' registry blocks.
 lint:
