@@ -1,17 +1,11 @@
 """The official evaluator's tool-check verdicts, recomputed from an exported episode, for comparison.
 
-A reading of the published checkpoint semantics (our own code, no API): for each visual
-checkpoint with a ``code_check``, in task order,
-
-1. the verifier: ``verify_<name>_ast`` becomes ``require_op:<primitive>`` (the first of crop, rotate,
-   resize, enhance, flip inside the name); ``require_op:OP`` passes on the *first* entry whose
-   ``tool_name`` or ``arguments.op`` is OP, whether or not an earlier checkpoint used it;
-   ``require_images:N`` counts ``transformed_image_*`` files in ``tool_images/``;
-2. if that fails, the first *unused* entry of the verifier's primitive (one-to-one);
-3. then the first unused entry named in ``tools``.
-
-Entries with ``output.declared_only`` are skipped. Ordering constraints do not affect V. We use it
-to list where our V_tool differs (docs/scoring.md).
+The checks come from :mod:`.official_eval` (our exact reading of the official evaluator): every
+checkpoint is walked in task order with one shared set of consumed entries, so search checkpoints
+consume theirs (a ``google_lens_search`` hit is not available to a later visual fallback), and
+``require_images:N`` counts only files named ``transformed_image_<digits>.png``. Without a search
+judge, ``google_search`` checkpoints fail and consume nothing (the evaluator without a client).
+We use it to list where our V_tool differs (docs/scoring.md).
 """
 
 from __future__ import annotations
@@ -21,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pixelbox.harness.scoring.requirements import PRIMITIVES
+from pixelbox.harness.export.official_eval import SearchJudge, evaluate_run
 
 
 @dataclass(frozen=True)
@@ -34,82 +28,39 @@ class OfficialVerdict:
     how: str
 
 
+def _no_visual(question: str, image: Path) -> str:
+    return ""
+
+
 def official_tool_verdicts(
-    task: dict[str, Any], entries: list[dict[str, Any]], tool_images: Path
+    task: dict[str, Any],
+    entries: list[dict[str, Any]],
+    tool_images: Path,
+    search: SearchJudge | None = None,
 ) -> list[OfficialVerdict]:
     """Tool-check verdicts of every V checkpoint with a ``code_check``, in task order."""
-    used: set[int] = set()
+    run = evaluate_run(task, Path(tool_images).parent, {}, "", entries, _no_visual, search)
     verdicts = []
-    for checkpoint in (task.get("process_evaluation") or {}).get("checkpoints") or []:
-        if checkpoint.get("axis") != "V" or "answer_check" in checkpoint or "code_check" not in checkpoint:
-            continue
-        verdict = _one(checkpoint, entries, tool_images, used)
-        if verdict.hit_index is not None:
-            used.add(verdict.hit_index)
-        verdicts.append(verdict)
+    for cid, check in run.tool_checks.items():
+        how = {"verifier": "verifier", "verifier_op": "first unused of the verifier's primitive"}
+        how["tools_list"] = "first unused of tools"
+        text = how.get(check.matched_by, check.matched_by) if check.passed else "no matching entry"
+        verdicts.append(OfficialVerdict(cid, check.passed, check.hit_index, text))
     return verdicts
 
 
-def verdicts_for_export(task_dir: str | Path) -> list[OfficialVerdict]:
-    """Verdicts for one exported ``{mode}/{model}/{task_id}/`` directory."""
+def verdicts_for_export(task_dir: str | Path, search: SearchJudge | None = None) -> list[OfficialVerdict]:
+    """Verdicts for one exported run folder (``run_meta.task_file`` names the task, else ``task.json``)."""
     folder = Path(task_dir)
-    task = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    task_path = folder / "task.json"
+    meta_path = folder / "run_meta.json"
+    if meta_path.is_file():
+        named = json.loads(meta_path.read_text(encoding="utf-8")).get("task_file")
+        if named and Path(named).is_file():
+            task_path = Path(named)
+    task = json.loads(task_path.read_text(encoding="utf-8"))
     entries = json.loads((folder / "tool_use_list.json").read_text(encoding="utf-8"))
-    return official_tool_verdicts(task, entries, folder / "tool_images")
-
-
-def _one(checkpoint: dict[str, Any], entries: list[dict[str, Any]], images: Path, used: set[int]) -> OfficialVerdict:
-    cid = str(checkpoint.get("id"))
-    verifier = str((checkpoint.get("code_check") or {}).get("verifier") or "").strip()
-    primitive = next((p for p in ("crop", "rotate", "flip", "resize", "enhance") if p in verifier.lower()), None)
-    passed, hit = _verifier(verifier, entries, images)
-    if passed:
-        return OfficialVerdict(cid, True, hit, f"verifier {verifier}")
-    if primitive is not None:
-        found = _first(entries, {primitive}, used, op_only=True)
-        if found is not None:
-            return OfficialVerdict(cid, True, found, f"first unused {primitive}")
-    tools = {str(t).lower() for t in checkpoint.get("tools") or []}
-    found = _first(entries, tools, used, op_only=False) if tools else None
-    if found is not None:
-        return OfficialVerdict(cid, True, found, f"first unused of tools {sorted(tools)}")
-    return OfficialVerdict(cid, False, None, "no matching entry")
-
-
-def _verifier(verifier: str, entries: list[dict[str, Any]], images: Path) -> tuple[bool, int | None]:
-    if not verifier:
-        return True, None
-    mapped = next((p for p in PRIMITIVES if p in verifier.lower()), None)
-    if mapped and verifier.startswith("verify_") and verifier.endswith("_ast"):
-        verifier = f"require_op:{mapped}"
-    if verifier.startswith("require_op:"):
-        hit = _first(entries, {verifier.split(":", 1)[1].strip().lower()}, set(), op_only=True)
-        return hit is not None, hit
-    if verifier.startswith("require_images"):
-        parts = verifier.split(":")
-        wanted = int(parts[1]) if len(parts) > 1 and parts[1].strip().isdigit() else 1
-        found = len(list(images.glob("transformed_image_*.png"))) if images.is_dir() else 0
-        return found >= wanted, 0 if found >= wanted else None
-    return False, None
-
-
-def _names(entry: dict[str, Any], op_only: bool) -> set[str]:
-    arguments = entry.get("arguments") or {}
-    if op_only:
-        return {str(entry.get("tool_name") or "").lower(), str(arguments.get("op") or "").lower()} - {""}
-    keys = [entry.get("tool_name"), entry.get("raw_tool_name"), arguments.get("tool_name"), arguments.get("op")]
-    keys.append(arguments.get("raw_tool_name"))
-    return {str(k).strip().lower() for k in keys if k}
-
-
-def _first(entries: list[dict[str, Any]], wanted: set[str], used: set[int], *, op_only: bool) -> int | None:
-    for entry in entries:
-        index = int(entry.get("index", 0))
-        if index in used or (entry.get("output") or {}).get("declared_only"):
-            continue
-        if _names(entry, op_only) & wanted:
-            return index
-    return None
+    return official_tool_verdicts(task, entries, folder / "tool_images", search)
 
 
 def compare_run(scores: dict[str, Any], export_root: str | Path) -> list[dict[str, Any]]:
