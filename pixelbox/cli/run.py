@@ -57,7 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="openai:MODEL (an OpenAI-compatible endpoint) or replay:FILE_OR_DIR",
     )
     parser.add_argument(
-        "--mode", required=True, choices=MODE_CHOICES, help="gen (or code) = code mode, atm (or atomic) = atomic tools"
+        "--mode",
+        default=None,
+        choices=MODE_CHOICES,
+        help="gen (or code) = code mode, atm (or atomic) = atomic tools (default: the suite's first mode)",
     )
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="run directory (reused to resume)")
     add_backend_arguments(parser)
@@ -198,7 +201,7 @@ def _run(args: argparse.Namespace) -> int:
     from pixelbox.runtime.options import SandboxOptions
 
     suite = SUITES.get(args.suite)
-    mode = parse_mode(args.mode)
+    mode = parse_mode(args.mode if args.mode is not None else suite.modes[0])
     if mode is None:
         raise ValueError(f"--mode must be one of {', '.join(MODE_CHOICES)}, got {args.mode!r}")
     suite.check_mode(mode)

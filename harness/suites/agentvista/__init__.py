@@ -44,8 +44,10 @@ class AgentVista(Suite):
         """Usable records of ``source``; bad records are reported on stderr and skipped (the rest still run)."""
         import sys
 
+        from pixelbox.harness.suites.agentvista.official import official_from_env
         from pixelbox.harness.suites.agentvista.tasks import load_tasks
 
+        official_from_env()  # a checkout named but not verified fails here, before any episode
         loaded = load_tasks(source, ids)
         for error in loaded.errors:
             print(f"skipped: {error}", file=sys.stderr)

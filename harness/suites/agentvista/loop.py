@@ -36,6 +36,7 @@ from pixelbox.harness.episode.imagebook import ImageEntry
 from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.agentvista import tools as vt
 from pixelbox.harness.suites.agentvista.images import input_names, prepare
+from pixelbox.harness.suites.agentvista.official import official_from_env
 from pixelbox.harness.suites.agentvista.tasks import VistaTask
 from pixelbox.runtime.errors import PixelboxError
 from pixelbox.runtime.execution import Execution
@@ -339,13 +340,23 @@ class VistaEpisode:
 
     # -- start ------------------------------------------------------------------------------------
 
+    def _system_prompt(self) -> tuple[str, str]:
+        """The official text from the user's checkout, else ``--system-prompt``, else ours; and which it is."""
+        official = official_from_env()
+        if official is not None:
+            return official.system_prompt, official.source
+        if self.context.config.templates.system is not None:
+            return self.context.config.templates.system, "--system-prompt"
+        return SYSTEM_PROMPT, "pixelbox"
+
     def _start(self) -> None:
         question = self.task.task.question
+        system, source = self._system_prompt()
         inputs = [self.images.entries[name] for name in input_names(len(self.task.images))]
         content = [jpeg_part(entry.path) for entry in inputs]
         content.append(text_part(question))
-        self.messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
-        self.tokens = len(SYSTEM_PROMPT + question) // 4
+        self.messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
+        self.tokens = len(system + question) // 4
         config = self.context.config
         self.writer.write(
             "episode_start",
@@ -357,6 +368,7 @@ class VistaEpisode:
             agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
             pixelbox=__version__,
             suite="agentvista",
+            system_prompt_source=source,
             tools=[t["function"]["name"] for t in self.tools],
             messages=[redact(m) for m in self.messages],
             images=[e.to_dict(self.context.run_root) for e in inputs],

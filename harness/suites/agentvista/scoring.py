@@ -102,19 +102,24 @@ class LLMJudge:
 
     def __init__(self, spec: str, cache: JudgeCache) -> None:
         from pixelbox.harness.scoring.judges import parse_endpoint
+        from pixelbox.harness.suites.agentvista.official import official_from_env
 
         self.spec, self.cache = spec, cache
         self.endpoint = parse_endpoint(spec)
-        self.id = f"agentvista:{self.endpoint.model}@{self.endpoint.base_url}"
+        official = official_from_env()
+        self.system = official.judge_system if official else JUDGE_SYSTEM
+        self.query = official.judge_query if official else JUDGE_QUERY
+        prompts = "official" if official else "pixelbox"
+        self.id = f"agentvista:{self.endpoint.model}@{self.endpoint.base_url} ({prompts} prompts)"
 
     def judge(self, question: str, gold: str, prediction: str) -> Verdict:
-        prompt = JUDGE_QUERY.format(question=question, ground_truth=gold, prediction=prediction)
-        hit = self.cache.get(self.id, JUDGE_SYSTEM + "\n" + prompt, "")
+        prompt = self.query.format(question=question, ground_truth=gold, prediction=prediction)
+        hit = self.cache.get(self.id, self.system + "\n" + prompt, "")
         if hit is not None and isinstance(hit.get("reply"), str):
             correct, why = parse_score(hit["reply"])
             return Verdict(correct, self.id, hit["reply"], why, True)
         messages = [
-            {"role": "system", "content": [{"type": "text", "text": JUDGE_SYSTEM}]},
+            {"role": "system", "content": [{"type": "text", "text": self.system}]},
             {"role": "user", "content": [{"type": "text", "text": prompt}]},
         ]
         problem: JudgeError | None = None
@@ -125,7 +130,7 @@ class LLMJudge:
             except JudgeError as exc:
                 problem = exc
                 continue
-            self.cache.put(self.id, JUDGE_SYSTEM + "\n" + prompt, "", {"reply": reply})
+            self.cache.put(self.id, self.system + "\n" + prompt, "", {"reply": reply})
             return Verdict(correct, self.id, reply, why, False)
         assert problem is not None
         raise problem
