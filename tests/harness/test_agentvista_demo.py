@@ -34,6 +34,18 @@ def test_demo_and_a_cross_suite_comparison(tmp_path: Path) -> None:
     assert by_task["av-sign"]["metrics"]["answer_after_crop"] == 1.0
     assert by_task["av-compare"]["prediction"] == "B" and by_task["av-tower"]["metrics"]["code_calls"] == 0.0
     assert (tmp_path / "av" / "run" / "report" / "index.html").is_file()
+    export = tmp_path / "av" / "export"
+    summary = json.loads((export / "summary_metrics.json").read_text())
+    assert summary == {"total_samples": 3, "overall_accuracy_score": 1.0, "average_turns_per_sample": 2.0}
+    assert sorted(p.name for p in (export / "av-compare").iterdir()) == [
+        "metrics.json",
+        "original_image.jpg",
+        "original_image_1.jpg",
+        "traj.jsonl",
+    ]
+    trajectory = [json.loads(line) for line in (export / "av-sign" / "traj.jsonl").read_text().splitlines()]
+    assert trajectory[0]["text_output"].endswith("[Calling tools: code_interpreter]")
+    assert (export / "av-sign" / "tool_image_1.jpg").is_file()
 
     # the same model on the default suite (Agentic-MME), then both runs in one comparison
     mme = tmp_path / "mme"

@@ -96,6 +96,12 @@ class AgentVista(Suite):
 
         return write_report(run_dir, include_infrastructure=include_infrastructure)
 
+    def export_run(self, run_dir: str | Path, out: str | Path) -> list[Any]:
+        """The official output layout: OUT/<question_id>/traj.jsonl, results.jsonl, summary_metrics.json."""
+        from pixelbox.harness.suites.agentvista.export import export_run
+
+        return export_run(run_dir, out)
+
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from pixelbox.harness.suites.agentvista.demo import run_demo
 

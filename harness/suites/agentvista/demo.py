@@ -21,7 +21,7 @@ HELP = (
     "landmark's city with a recorded web search) in AgentVista's val.json layout, replayed through the real "
     "runner and sandboxes with code_interpreter and web_search, scored with the offline match judge and "
     "reported. Writes tasks/ (val.json and images), recordings/, web-cache/, run/ (traces, scores.json, "
-    "report/index.html)."
+    "report/index.html) and export/ (the official output layout)."
 )
 SIGN_WORD = "HARBOR"
 SIGN_BOX = (392, 308, 532, 392)
@@ -167,6 +167,7 @@ def run_demo(out: Path, *, backend: str, concurrency: int, progress: bool) -> De
     failures = [f"{e['task_id']}: {e['error']}" for e in summary.failed]
     scores = suite.score_run(run_dir, ["match"], progress=progress)
     paths = suite.write_report(run_dir)
+    suite.export_run(run_dir, out / "export")
     for record in scores["episodes"]:
         score = record["score"]
         if score["metrics"]["accuracy"] != 1.0:
@@ -177,5 +178,6 @@ def run_demo(out: Path, *, backend: str, concurrency: int, progress: bool) -> De
         f"recordings: {recordings}",
         f"traces: {run_dir / 'episodes'}",
         f"report: {paths['html']}",
+        f"official layout: {out / 'export'} (results.jsonl, summary_metrics.json, one folder per question)",
     ]
     return DemoResult(out, lines, failures)
