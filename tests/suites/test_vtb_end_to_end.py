@@ -1,0 +1,307 @@
+"""VisualToolBench end to end: ``pixelbox run --suite visualtoolbench`` against a local OpenAI-compatible
+server, local SerpAPI, page and weather servers, real sandboxes; then ``pixelbox score`` with a rubric judge
+on a local endpoint (hand-checked ARS/APR), scored a second time from the judge cache alone.
+
+The scripted model reads what it needs from the requests it receives (the image paths and the output
+directory in the ``python_image_processing`` description), so the tests check what the model is told,
+not just what the harness does.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image, ImageDraw
+
+from pixelbox.cli import main
+from tests.conftest import require_backend
+from tests.harness.servers import ChatCompletionsServer, Request, Response, completion
+from tests.suites.vtb_servers import (
+    SERP_KEY,
+    WEATHER_KEY,
+    PageServer,
+    SerpApiServer,
+    WeatherServer,
+    judge_script,
+)
+
+TOOL_NAMES = [
+    "python_image_processing",
+    "python_interpreter",
+    "google_search",
+    "browser_get_page_text",
+    "historical_weather",
+    "calculator",
+]
+
+
+def _rubrics(*items: tuple[str, int]) -> str:
+    return json.dumps({f"r{n}": {"description": d, "weight": w} for n, (d, w) in enumerate(items, start=1)})
+
+
+def _dataset(root: Path) -> Path:
+    """Two tasks in the official downloader's layout (dataset.json, images/sample_K/)."""
+    for k in range(2):
+        folder = root / "images" / f"sample_{k}"
+        folder.mkdir(parents=True)
+        for t, color in enumerate(("white", "yellow")):
+            image = Image.new("RGB", (200, 120), color)
+            ImageDraw.Draw(image).rectangle((150, 90, 190, 110), fill="black")
+            image.save(folder / f"turn_{t}_image_0.png")
+        Image.new("RGB", (200, 120), "white").save(folder / "image_0.png")
+    single = {
+        "id": "single",
+        "turncase": "single-turn",
+        "prompt_category": "physics",
+        "eval_focus": "hybrid_tool_use",
+        "turn_prompts": ["What does the sign say, and when is the shop open?"],
+        "turn_golden_answers": ["B-7; from 9 to 17."],
+        "rubrics_by_turn": [
+            _rubrics(
+                ("The answer says the sign reads 'B-7'", 5),
+                ("Gives the hours 'from 9 to 17'", 3),
+                ("Mentions the weather: 'rain'", 4),
+            )
+        ],
+        "image_paths": ["images/sample_0/image_0.png"],
+        "images_by_turn_paths": [["images/sample_0/turn_0_image_0.png"]],
+    }
+    multi = {
+        "id": "multi",
+        "turncase": "multi-turn",
+        "prompt_category": "generalist",
+        "eval_focus": "follow_up",
+        "turn_prompts": ["How big is the first picture?", "And the second one?"],
+        "turn_golden_answers": ["It is 200x120.", "Also 200x120."],
+        "rubrics_by_turn": [
+            _rubrics(("Gives the size '200x120'", 5)),
+            _rubrics(("Gives the size '200x120'", 4), ("Says it is 'yellow'", 2)),
+        ],
+        "image_paths": ["images/sample_1/image_0.png"],
+        "images_by_turn_paths": [["images/sample_1/turn_0_image_0.png"], ["images/sample_1/turn_1_image_0.png"]],
+    }
+    path = root / "dataset.json"
+    path.write_text(json.dumps([single, multi]))
+    return path
+
+
+def _told(request: Request) -> tuple[list[str], str]:
+    """The readable images and the output directory the image tool's description names."""
+    tools = request.json()["tools"]
+    assert [t["function"]["name"] for t in tools] == TOOL_NAMES
+    description = tools[0]["function"]["description"]
+    images = ast.literal_eval(re.search(r"choose one\): (\[.*?\])\.", description).group(1))  # type: ignore[union-attr]
+    save = re.search(r"Save each result in (\S+) as", description).group(1)  # type: ignore[union-attr]
+    return images, save
+
+
+def _crop_and_search(request: Request) -> Response:
+    images, save = _told(request)
+    code = (
+        f"from PIL import Image\nimg = Image.open({images[0]!r})\nsecret = 7\n"
+        f"img.crop((140, 80, 200, 120)).resize((180, 120)).save({save!r} + '/transformed_image_0.png')\nprint(img.size)"
+    )
+    calls = [("python_image_processing", {"code": code}), ("google_search", {"query": "shop hours", "num_results": 3})]
+    return completion("", calls)(request)
+
+
+def _more_tools(page_url: str) -> Any:
+    def respond(request: Request) -> Response:
+        images, _ = _told(request)
+        assert len(images) == 2 and images[1].endswith("/transformed_image_0.png")  # the produced image is listed
+        calls = [
+            ("browser_get_page_text", {"url": page_url}),
+            ("historical_weather", {"location": "Paris, FR", "date": "2024-05-01"}),
+            ("calculator", {"expression": "2 ^ 3"}),
+            ("python_interpreter", {"code": "print('secret' in dir(), 'np' in dir())"}),
+        ]
+        return completion("", calls)(request)
+
+    return respond
+
+
+def _run(tmp_path: Path, dataset: Path, chat: ChatCompletionsServer, ids: str, backend: dict[str, Any]) -> Path:
+    out = tmp_path / f"run-{ids}"
+    argv = [
+        "run",
+        "--suite",
+        "visualtoolbench",
+        "--tasks",
+        str(dataset),
+        "--ids",
+        ids,
+        "--agent",
+        "openai:vtb-model",
+        "--mode",
+        "atm",
+        "--out",
+        str(out),
+        "--base-url",
+        chat.base_url,
+        "--web",
+        "auto",
+        "--web-allow-private",
+        "--no-progress",
+        "--backend",
+        backend["backend"],
+    ]
+    if backend.get("runtime"):
+        argv += ["--runtime", backend["runtime"]]
+    assert main(argv) == 0
+    return out
+
+
+def _tool_results(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m["name"]: ast.literal_eval(m["content"]) for m in body["messages"] if m["role"] == "tool"}
+
+
+@pytest.fixture
+def providers(monkeypatch: pytest.MonkeyPatch) -> Any:
+    with SerpApiServer() as serp, WeatherServer() as weather, PageServer() as pages:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("SERP_API_KEY", SERP_KEY)
+        monkeypatch.setenv("OPENWEATHER_API_KEY", WEATHER_KEY)
+        monkeypatch.setenv("PIXELBOX_SERPAPI_URL", serp.url)
+        monkeypatch.setenv("PIXELBOX_OPENWEATHER_URL", weather.url)
+        yield serp, weather, pages
+
+
+@pytest.mark.parametrize("backend_name", ["local", "runsc"])
+def test_single_turn_every_tool_then_rubric_scoring(tmp_path: Path, providers: Any, backend_name: str) -> None:
+    backend = require_backend(backend_name)
+    serp, weather, pages = providers
+    dataset = _dataset(tmp_path / "data")
+    script = [_crop_and_search, _more_tools(pages.url + "/hours"), completion("The sign reads B-7; open 9 to 17.")]
+    with ChatCompletionsServer(script, models=["vtb-model", "m"]) as chat:
+        run = _run(tmp_path, dataset, chat, "single", backend)
+        bodies = chat.bodies()
+    assert len(bodies) == 3
+    first = bodies[0]["messages"]
+    assert [m["role"] for m in first] == ["system", "user"]
+    assert first[1]["content"][1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
+
+    second = bodies[1]["messages"]
+    results = _tool_results(bodies[1])
+    image = results["python_image_processing"]
+    assert image["ok"] == "true" and image["stdout"] == "(200, 120)\n"
+    assert image["output_paths"] == [image["output_path"]] and image["output_path"].endswith("/transformed_image_0.png")
+    (shown,) = [m for m in second[2:] if m["role"] == "user"]
+    assert "saved by tool call" in shown["content"][0]["text"]
+    assert shown["content"][1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
+    search = results["google_search"]
+    assert search["status"] == "success" and search["total_results"] == 1234 and len(search["results"]) == 3
+    assert set(search["results"][0]) == {"title", "snippet", "url", "display_link"}
+    (asked,) = serp.requests
+    assert asked.query["engine"] == "google" and asked.query["num"] == "3" and asked.query["q"] == "shop hours"
+
+    results = _tool_results(bodies[2])
+    page = results["browser_get_page_text"]
+    assert page["status"] == "success" and page["title"] == "Opening hours"
+    assert "from 9 to 17." in page["text"] and "track()" not in page["text"] and "(c) shop" not in page["text"]
+    forecast = results["historical_weather"]
+    assert forecast["temperature"]["current"] == "12.3°C" and forecast["conditions"] == "light rain"
+    assert [r.path for r in weather.requests] == ["/geo/1.0/direct", "/data/2.5/weather"]
+    assert results["calculator"]["status"] == "error" and results["calculator"]["result"] == "Error"
+    # a fresh interpreter per call: 'secret' from the first call is gone, the official predefined names are there
+    assert results["python_interpreter"] == {"stdout": "False True\n", "stderr": ""}
+
+    trace = [json.loads(line) for line in (run / "episodes" / "single.jsonl").read_text().splitlines()]
+    ops = [
+        e["op"] for r in trace if r["kind"] == "observation" and r.get("execution") for e in r["execution"]["events"]
+    ]
+    assert "crop" in ops and trace[-1]["status"] == "answered"
+
+    with ChatCompletionsServer(judge_script(3)) as judge:
+        spec = f"openai:judge-model@{judge.base_url}"
+        assert main(["score", str(run), "--suite", "visualtoolbench", "--judge", spec, "--quiet"]) == 0
+        asked_first = len(judge.bodies())
+        scores = json.loads((run / "scores.json").read_text())
+        assert main(["score", str(run), "--suite", "visualtoolbench", "--judge", spec, "--quiet"]) == 0
+        assert len(judge.bodies()) == asked_first == 3  # scored again from the judge cache: no new call
+    (record,) = scores["episodes"]
+    metrics = record["score"]["metrics"]
+    # r1 (5) met; r2 (3) not met ("open 9 to 17" lacks "from 9 to 17"); r3 (4) not met: ARS 5/12, APR 0
+    assert metrics["ars"] == pytest.approx(5 / 12) and metrics["apr"] == 0.0
+    assert metrics["image_calls"] == 1 and metrics["cropped"] == 1.0 and metrics["ops"] >= 2
+    assert scores["official"]["domain_results"] == {"STEM": {"accuracy": 0.0, "score": round(5 / 12, 4), "n": 1}}
+    assert main(["report", str(run), "--suite", "visualtoolbench"]) == 0
+    assert "APR" in (run / "report.md").read_text()
+
+
+def test_multi_turn_feeds_golden_answers_back(tmp_path: Path, providers: Any) -> None:
+    backend = require_backend("local")
+    dataset = _dataset(tmp_path / "data")
+
+    def measure(request: Request) -> Response:
+        images, save = _told(request)
+        code = f"from PIL import Image\nim = Image.open({images[0]!r})\nprint(im.getpixel((0, 0)))\n"
+        code += f"im.save({save!r} + '/transformed_image_0.png')\n"
+        return completion("", [("python_image_processing", {"code": code})])(request)
+
+    script = [measure, completion("It is 200x120."), measure, completion("Also 200x120, and white.")]
+    with ChatCompletionsServer(script, models=["vtb-model", "m"]) as chat:
+        run = _run(tmp_path, dataset, chat, "multi", backend)
+        bodies = chat.bodies()
+    turn_two = bodies[2]["messages"]
+    assert [m["role"] for m in turn_two] == ["system", "user", "assistant", "user"]
+    assert turn_two[1]["content"] == "How big is the first picture?"
+    assert turn_two[2]["content"] == "It is 200x120."  # the golden answer, not the model's
+    assert turn_two[3]["content"][0]["text"] == "And the second one?"
+    first, second = _tool_results(bodies[1]), _tool_results(bodies[3])
+    assert first["python_image_processing"]["stdout"] == "(255, 255, 255)\n"
+    assert second["python_image_processing"]["stdout"] == "(255, 255, 0)\n"  # turn 2 reads its own image
+    # transformed_image_0.png exists from turn 1: the new file is kept apart, never overwritten
+    assert second["python_image_processing"]["output_path"].endswith("/transformed_image_1.png")
+    end = json.loads((run / "episodes" / "multi.jsonl").read_text().splitlines()[-1])
+    assert end["turn_answers"] == ["It is 200x120.", "Also 200x120, and white."]
+
+    with ChatCompletionsServer(judge_script(3)) as judge:
+        spec = f"openai:judge-model@{judge.base_url}"
+        assert main(["score", str(run), "--suite", "visualtoolbench", "--judge", spec, "--quiet"]) == 0
+        prompts = [b["messages"][-1]["content"] for b in judge.bodies()]
+    assert "How big is the first picture?" in prompts[0] and "Model answer: It is 200x120." in prompts[0]
+    assert "And the second one?" in prompts[1] and "Golden answer: Also 200x120." in prompts[1]
+    metrics = json.loads((run / "scores.json").read_text())["episodes"][0]["score"]["metrics"]
+    # pooled: 5 met + 4 met + 2 not met ('yellow' absent; weight 2 does not fail the task): ARS 9/11, APR 1
+    assert metrics["ars"] == pytest.approx(9 / 11) and metrics["apr"] == 1.0
+
+
+def test_stateful_variant_keeps_variables(tmp_path: Path, providers: Any) -> None:
+    backend = require_backend("local")
+    dataset = _dataset(tmp_path / "data")
+    script = [
+        completion("", [("python_interpreter", {"code": "kept = 41"})]),
+        completion("", [("python_interpreter", {"code": "print(kept + 1)"})]),
+        completion("42"),
+    ]
+    out = tmp_path / "stateful"
+    with ChatCompletionsServer(script, models=["vtb-model", "m"]) as chat:
+        argv = [
+            "run",
+            "--suite",
+            "visualtoolbench-stateful",
+            "--tasks",
+            str(dataset),
+            "--ids",
+            "single",
+            "--agent",
+            "openai:m",
+            "--mode",
+            "atm",
+            "--out",
+            str(out),
+            "--base-url",
+            chat.base_url,
+            "--no-progress",
+            "--backend",
+            backend["backend"],
+        ]
+        assert main(argv) == 0
+        bodies = chat.bodies()
+    assert _tool_results(bodies[2])["python_interpreter"] == {"stdout": "42\n", "stderr": ""}
+    assert "Variables persist" in bodies[0]["tools"][0]["function"]["description"]
