@@ -16,8 +16,10 @@ fails when host code imports anything else from here.
 from pixelbox import __version__
 from pixelbox.contract.wire import KERNEL_PROTOCOL
 
-HOST_SHARED = ("pixelbox.kernel.atomic.canonical",)
+HOST_SHARED = ("pixelbox.kernel.atomic.canonical", "pixelbox.kernel.recorder.ops")
 """Kernel modules the host may import: the canonical operations, which replay verification
-re-runs on the host so that a recorded chain is checked with the very code that made it."""
+re-runs on the host so that a recorded chain is checked with the very code that made it; and the
+recorder's API table, which the static reader names written calls with, so that written and
+executed operations share one vocabulary."""
 
 __all__ = ["HOST_SHARED", "KERNEL_PROTOCOL", "__version__"]

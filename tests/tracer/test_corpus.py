@@ -6,13 +6,16 @@ Exact op sequence and source lines, exact pixel boxes, other parameters within t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pixelbox.tracer import Event, instrument
-from tests.tracer.conftest import Kernelish, corpus_files, split_cells
+from pixelbox.tracer.static.audit import audit_cell, error_line
+from pixelbox.tracer.static.reader import EpisodeNames, advance, read_cell
+from tests.tracer.conftest import CellRun, Kernelish, corpus_files, split_cells
 
 FILES = corpus_files()
 
@@ -68,6 +71,7 @@ def test_corpus_file(path: Path, kernel: Kernelish, sandbox_env: Path, request: 
     expected = json.loads(path.with_suffix(".json").read_text())["cells"]
     cells = split_cells(path.read_text())
     assert len(cells) == len(expected), "corpus file and its expectations disagree on the number of cells"
+    names = EpisodeNames()
     for index, (source, want) in enumerate(zip(cells, expected, strict=True)):
         instrumented = instrument(source)
         if want.get("refused"):
@@ -79,6 +83,30 @@ def test_corpus_file(path: Path, kernel: Kernelish, sandbox_env: Path, request: 
         assert (type(error).__name__ if error else None) == want.get("error"), f"cell {index}: {error!r}"
         check_cell(run.events, want["events"], index)
         assert bool(run.problems) == bool(want.get("tampered")), run.problems
+        check_audit(source, run, want, names)
+        names = advance(names, read_cell(source, names), kernel.hooks.recorder.exec_index)
+
+
+def check_audit(source: str, run: CellRun, want: dict[str, Any], names: EpisodeNames) -> None:
+    """The audit is exact: written-not-run and run-not-written as the expectation lists them."""
+    audit = audit_cell(
+        source,
+        run.events,
+        names=names,
+        raised_at=error_line(run.stdout) if run.result.error_in_exec else None,
+        notices=run.problems,
+        tampered=bool(run.problems),
+    )
+    expected = want.get("audit", {})
+    if "unavailable" in expected:
+        assert not audit.available and expected["unavailable"] in audit.reason, audit.reason
+        return
+    assert audit.available, audit.reason
+    got_wnr = [[w["op"], w["line"], w["kind"]] for w in audit.written_not_run]
+    # "helper defined in cell K (name)": K is the kernel's execution index, which depends on test order
+    got_rnw = [[r["op"], r.get("line"), re.sub(r" \d+$", "", r["how"].split(" (")[0])] for r in audit.run_not_written]
+    assert got_wnr == expected.get("written_not_run", []), audit.written_not_run
+    assert got_rnw == expected.get("run_not_written", []), audit.run_not_written
 
 
 def test_corpus_is_large_enough() -> None:

@@ -1,0 +1,568 @@
+"""Our own static reading: the image operations a cell *writes*, in the canonical vocabulary.
+
+Each call is named with libcst's scope and qualified-name metadata, so ``from PIL import ImageOps
+as IO; IO.mirror(x)`` is ``PIL.ImageOps.mirror``, a name imported or defined by an earlier cell of
+the episode resolves through that cell (:class:`EpisodeNames`), and ``from cv2 import *`` makes
+``resize`` ``cv2.resize``. The qualified name is looked up in the recorder's own API table
+(``pixelbox.kernel.recorder.ops.api_table``), so written and executed operations share one
+vocabulary. A method on a value (``img.crop``) is named by its method when the name is an image
+method (PIL's ``Image`` methods, ``ImageEnhance``'s ``enhance``...).
+
+Every written operation carries its position (the line and character column of the called name,
+the attribute for a method call: where the dynamic half reports it), the parameters that are
+literal in the code, the names of those that are computed, and the constructs around it (branch,
+loop, function, exception handler) with their line ranges, which the audit uses to say why an
+operation did not run. Operations the code may or may not perform on an image (NumPy functions,
+slicing, ``255 - a``, comparisons, ``.T``) are listed as *possible*: they pair with executed events
+but are never reported as written-and-not-run.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import (
+    CodeRange,
+    PositionProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    Scope,
+    ScopeProvider,
+)
+
+from pixelbox.kernel.recorder.ops import api_table
+from pixelbox.tracer.static.parse import ParsedCell, Unreadable, parse_cell
+
+__all__ = ["Enclosure", "EpisodeNames", "Site", "WrittenOp", "read_cell", "read_episode"]
+
+_CERTAIN_ROOTS = ("PIL.", "cv2.")
+_METHOD_OWNERS = ("PIL.Image.Image.", "PIL.ImageEnhance._Enhance.", "cv2.CLAHE.")
+_POSSIBLE_OWNERS = ("PIL.ImageDraw.ImageDraw.", "matplotlib.axes.Axes.", "matplotlib.pyplot.", "numpy.ndarray.")
+_VALUE_METHODS = frozenset(
+    {
+        "crop",
+        "resize",
+        "rotate",
+        "transpose",
+        "thumbnail",
+        "enhance",
+        "filter",
+        "point",
+        "convert",
+        "paste",
+        "getchannel",
+        "quantize",
+        "reduce",
+        "effect_spread",
+        "apply",
+    }
+)
+_IO_METHODS = frozenset({"save", "show"})
+_CALLBACK_TAKERS = frozenset(
+    {"map", "filter", "sorted", "min", "max", "apply", "reduce", "starmap", "apply_along_axis"}
+)
+_GRAY_MODES = frozenset({"L", "LA", "1", "I", "F", "I;16"})
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, str]:
+    return api_table()
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """A construct around an operation that decides whether it runs: its kind and lines."""
+
+    kind: str  # "branch", "loop", "function", "lambda", "handler", "try"
+    line: int
+    first: int
+    last: int
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class WrittenOp:
+    """One operation as the code writes it."""
+
+    op: str
+    api: str
+    line: int
+    col: int
+    certain: bool
+    literal: dict[str, Any] = field(default_factory=dict)
+    computed: tuple[str, ...] = ()
+    enclosures: tuple[Enclosure, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON view (enclosures as their kind and line)."""
+        return {
+            "op": self.op,
+            "api": self.api,
+            "line": self.line,
+            "col": self.col,
+            "certain": self.certain,
+            "literal": self.literal,
+            "computed": list(self.computed),
+            "within": [f"{e.kind} at line {e.line}" + (f" ({e.name})" if e.name else "") for e in self.enclosures],
+        }
+
+
+@dataclass(frozen=True)
+class Site:
+    """A call that is not itself an operation but can reach one: how, and where."""
+
+    how: str  # "getattr", "eval/exec", "callback", "alias", "call"
+    line: int
+    col: int
+    detail: str = ""
+
+
+@dataclass
+class EpisodeNames:
+    """Names bound by earlier cells of the episode: imports, star imports, and functions defined."""
+
+    imports: dict[str, str] = field(default_factory=dict)
+    star_modules: list[str] = field(default_factory=list)
+    functions: dict[str, int] = field(default_factory=dict)
+    """Function name -> index of the cell that defined it last (the kernel's execution index)."""
+    defined: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    """Cell index -> its top-level functions' (first line, last line)."""
+    methods: frozenset[str] = frozenset()
+    """Every method name the episode's classes define (a user method shadows an image method)."""
+
+    def key(self) -> tuple[Any, ...]:
+        return (
+            tuple(sorted(self.imports.items())),
+            tuple(self.star_modules),
+            tuple(sorted(self.functions.items())),
+            self.methods,
+        )
+
+    def helper_at(self, cell: int, line: int) -> str | None:
+        """The function cell ``cell`` defines around ``line``, if known."""
+        for name, (first, last) in self.defined.get(cell, {}).items():
+            if first <= line <= last:
+                return name
+        return None
+
+
+@dataclass(frozen=True)
+class CellReading:
+    """What one cell writes: its operations, the sites that reach operations indirectly, and its names."""
+
+    ops: tuple[WrittenOp, ...]
+    sites: tuple[Site, ...]
+    imports: dict[str, str]
+    star_modules: tuple[str, ...]
+    functions: dict[str, tuple[int, int]]
+    """Function name -> (first line, last line) for functions this cell defines at top level."""
+    methods: frozenset[str] = frozenset()
+
+
+def _literal(node: cst.BaseExpression, module: cst.Module) -> tuple[bool, Any]:
+    try:
+        return True, ast.literal_eval(module.code_for_node(node).strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    if isinstance(node, cst.Attribute):
+        dotted = _dotted(node)
+        if dotted and dotted.split(".")[-1].isupper():
+            return True, dotted  # a library constant: Image.FLIP_LEFT_RIGHT, cv2.IMREAD_GRAYSCALE
+    return False, None
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _refine(op: str, api: str, literal: dict[str, Any]) -> str:
+    """The op a literal argument makes of a call, as the recorder would name it."""
+    first = literal.get("0", literal.get("mode", literal.get("method")))
+    second = literal.get("1", literal.get("code", literal.get("flags")))
+    if api == "PIL.Image.Image.convert" and first in _GRAY_MODES:
+        return "grayscale"
+    if api == "PIL.Image.Image.transpose" and isinstance(first, str):
+        return "flip" if "FLIP" in first else "rotate" if "ROTATE" in first else op
+    if api == "cv2.cvtColor" and isinstance(second, str) and second.endswith("GRAY"):
+        return "grayscale"
+    if api == "cv2.imread" and isinstance(second, str):
+        if "GRAYSCALE" in second and "REDUCED" not in second:
+            return "grayscale"
+        if "REDUCED" in second:
+            return "resize"
+    return op
+
+
+class _Reader(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
+
+    def __init__(self, module: cst.Module, names: EpisodeNames) -> None:
+        super().__init__()
+        self.module = module
+        self.names = names
+        self.ops: list[WrittenOp] = []
+        self.sites: list[Site] = []
+        self.imports: dict[str, str] = {}
+        self.star_modules: list[str] = []
+        self.functions: dict[str, tuple[int, int]] = {}
+        self.stack: list[Enclosure] = []
+        self.aliases: dict[str, str] = {}
+        self.methods = names.methods | {n.name.value for n in _class_methods(module)}
+
+    # -- positions and enclosures
+
+    def _range(self, node: cst.CSTNode) -> CodeRange:
+        return self.get_metadata(PositionProvider, node)
+
+    def _push(self, kind: str, node: cst.CSTNode, body: cst.CSTNode, name: str = "") -> None:
+        whole, inner = self._range(node), self._range(body)
+        self.stack.append(Enclosure(kind, whole.start.line, inner.start.line, inner.end.line, name))
+
+    def _pop(self) -> None:
+        self.stack.pop()
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self._push("branch", node, node.body)
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._pop()
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._push("branch", node, node.body)
+
+    def leave_Else(self, original_node: cst.Else) -> None:
+        self._pop()
+
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self._push("branch", node, node.body)
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self._pop()
+
+    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self._push("branch", node, node.orelse)
+
+    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self._pop()
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._push("loop", node, node.body)
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._pop()
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._push("loop", node, node.body)
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._pop()
+
+    def visit_Try_body(self, node: cst.Try) -> None:
+        self._push("try", node, node.body)
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        self._pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._push("handler", node, node.body)
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self._pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._push("function", node, node.body, node.name.value)
+        if len(self.stack) == 1:
+            span = self._range(node)
+            self.functions[node.name.value] = (span.start.line, span.end.line)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._pop()
+
+    def visit_Lambda_body(self, node: cst.Lambda) -> None:
+        self._push("lambda", node, node.body)
+
+    def leave_Lambda_body(self, node: cst.Lambda) -> None:
+        self._pop()
+
+    def _visit_comprehension_element(self, node: cst.CSTNode, element: cst.CSTNode) -> None:
+        self._push("loop", node, element)
+
+    def visit_ListComp_elt(self, node: cst.ListComp) -> None:
+        self._visit_comprehension_element(node, node.elt)
+
+    def leave_ListComp_elt(self, node: cst.ListComp) -> None:
+        self._pop()
+
+    def visit_GeneratorExp_elt(self, node: cst.GeneratorExp) -> None:
+        self._visit_comprehension_element(node, node.elt)
+
+    def leave_GeneratorExp_elt(self, node: cst.GeneratorExp) -> None:
+        self._pop()
+
+    def visit_SetComp_elt(self, node: cst.SetComp) -> None:
+        self._visit_comprehension_element(node, node.elt)
+
+    def leave_SetComp_elt(self, node: cst.SetComp) -> None:
+        self._pop()
+
+    def visit_DictComp_value(self, node: cst.DictComp) -> None:
+        self._visit_comprehension_element(node, node.value)
+
+    def leave_DictComp_value(self, node: cst.DictComp) -> None:
+        self._pop()
+
+    # -- names this cell binds for later cells
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = _dotted(alias.name) or ""
+            bound = alias.evaluated_alias or dotted.split(".")[0]
+            self.imports[bound] = dotted if alias.asname else dotted.split(".")[0]
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        module = _dotted(node.module) or ""
+        if isinstance(node.names, cst.ImportStar):
+            self.star_modules.append(module)
+            return
+        for alias in node.names:
+            name = alias.evaluated_name
+            self.imports[alias.evaluated_alias or name] = f"{module}.{name}"
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            target = node.targets[0].target.value
+            value = node.value
+            if isinstance(value, cst.Attribute) or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"
+            ):
+                self.aliases[target] = self.module.code_for_node(value)
+
+    # -- operations
+
+    def _position(self, node: cst.BaseExpression) -> tuple[int, int]:
+        target = node.attr if isinstance(node, cst.Attribute) else node
+        start = self._range(target).start
+        return start.line, start.column
+
+    def _enclosures(self) -> tuple[Enclosure, ...]:
+        return tuple(self.stack)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        line, col = self._position(node.func)
+        api, certain = self._resolve(node.func)
+        if api is None:
+            self._note_site(node, line, col)
+            return
+        literal: dict[str, Any] = {}
+        computed: list[str] = []
+        position = 0
+        for arg in node.args:
+            if arg.star:
+                computed.append("*" + arg.star)
+                continue
+            key = arg.keyword.value if arg.keyword is not None else str(position)
+            position += arg.keyword is None
+            ok, value = _literal(arg.value, self.module)
+            if ok:
+                literal[key] = value
+            else:
+                computed.append(key)
+        op = _refine(_table()[api], api, literal)
+        self.ops.append(WrittenOp(op, api, line, col, certain, literal, tuple(computed), self._enclosures()))
+
+    def _note_site(self, node: cst.Call, line: int, col: int) -> None:
+        func = node.func
+        if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr":
+            self.sites.append(Site("getattr", line, col, self.module.code_for_node(func)))
+            return
+        if isinstance(func, cst.Name):
+            name = func.value
+            if name in ("eval", "exec") and self._is_builtin(func):
+                self.sites.append(Site("eval/exec", line, col, name))
+            elif name in self.aliases:
+                self.sites.append(Site("alias", line, col, f"{name} = {self.aliases[name]}"))
+            elif name in _CALLBACK_TAKERS or any(self._names_an_op(a.value) for a in node.args):
+                self.sites.append(Site("callback", line, col, name))
+            elif self._unbound(func) and name in self.names.functions:
+                self.sites.append(Site("call", line, col, f"{name} (defined in cell {self.names.functions[name]})"))
+        elif isinstance(func, cst.Attribute) and any(self._names_an_op(a.value) for a in node.args):
+            self.sites.append(Site("callback", line, col, func.attr.value))
+
+    def _names_an_op(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, (cst.Attribute, cst.Name)):
+            return self._resolve(node)[0] is not None
+        return False
+
+    def _is_builtin(self, name: cst.Name) -> bool:
+        return self._unbound(name) and hasattr(builtins, name.value)
+
+    def _unbound(self, name: cst.Name) -> bool:
+        scope: Scope | None = self.get_metadata(ScopeProvider, name, None)
+        return scope is None or not any(True for _ in scope[name.value])
+
+    def _resolve(self, func: cst.BaseExpression) -> tuple[str | None, bool]:
+        """``(api, certain)``: the recorder's dotted name for what ``func`` calls, if any."""
+        table = _table()
+        for qualified in self.get_metadata(QualifiedNameProvider, func, set()):
+            if qualified.source == QualifiedNameSource.IMPORT and qualified.name in table:
+                return qualified.name, qualified.name.startswith(_CERTAIN_ROOTS)
+        dotted = _dotted(func)
+        if dotted is not None:
+            head, _, rest = dotted.partition(".")
+            head_node = func
+            while isinstance(head_node, cst.Attribute):
+                head_node = head_node.value
+            if isinstance(head_node, cst.Name) and self._unbound(head_node):
+                found = self._from_episode(head, rest)
+                if found is not None:
+                    return found, found.startswith(_CERTAIN_ROOTS)
+        if isinstance(func, cst.Attribute):
+            return self._as_method(func.attr.value)
+        return None, False
+
+    def _from_episode(self, head: str, rest: str) -> str | None:
+        table = _table()
+        bound = self.imports.get(head) or self.names.imports.get(head)
+        if bound is not None:
+            path = f"{bound}.{rest}" if rest else bound
+            return path if path in table else None
+        for module in [*self.star_modules, *self.names.star_modules]:
+            path = f"{module}.{head}" + (f".{rest}" if rest else "")
+            if path in table:
+                return path
+        return None
+
+    def _as_method(self, method: str) -> tuple[str | None, bool]:
+        table = _table()
+        distinctive = method in _VALUE_METHODS or method in _IO_METHODS
+        for owner in _METHOD_OWNERS:
+            if distinctive and owner + method in table:
+                return owner + method, method not in self.methods
+        for owner in (*_METHOD_OWNERS, *_POSSIBLE_OWNERS):
+            if owner + method in table:
+                return owner + method, False
+        return None, False
+
+    # -- possible operations: slicing, operators, .T
+
+    def _possible(self, node: cst.CSTNode, op: str, api: str) -> None:
+        start = self._range(node).start
+        self.ops.append(WrittenOp(op, api, start.line, start.column, False, enclosures=self._enclosures()))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        sliced = any(isinstance(e.slice, cst.Index) is False for e in node.slice)
+        self._possible(node, "crop" if sliced else "convert", "numpy.ndarray.__getitem__")
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Subtract) and isinstance(node.left, (cst.Integer, cst.Float)):
+            self._possible(node, "invert", "operator.sub")
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.BitInvert):
+            self._possible(node, "invert", "operator.invert")
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) == 1 and isinstance(
+            node.comparisons[0].operator, (cst.GreaterThan, cst.LessThan, cst.GreaterThanEqual, cst.LessThanEqual)
+        ):
+            self._possible(node, "threshold", "operator.compare")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "T":
+            start = self._range(node.attr).start
+            self.ops.append(
+                WrittenOp("other", "numpy.ndarray.T", start.line, start.column, False, enclosures=self._enclosures())
+            )
+
+
+def _class_methods(module: cst.Module) -> list[cst.FunctionDef]:
+    """Methods the cell's classes define: ``p.crop(...)`` on such a class is not PIL's crop."""
+    found: list[cst.FunctionDef] = []
+
+    class _Defs(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            found.extend(item for item in body if isinstance(item, cst.FunctionDef))
+
+    module.visit(_Defs())
+    return found
+
+
+def _read(parsed: ParsedCell, names: EpisodeNames) -> CellReading:
+    reader = _Reader(parsed.wrapper.module, names)
+    parsed.wrapper.visit(reader)
+    ops = sorted(reader.ops, key=lambda o: (o.line, o.col))
+    return CellReading(
+        tuple(ops),
+        tuple(reader.sites),
+        reader.imports,
+        tuple(reader.star_modules),
+        reader.functions,
+        frozenset(reader.methods),
+    )
+
+
+_readings: dict[tuple[str, tuple[Any, ...]], CellReading | Unreadable] = {}
+
+
+def read_cell(code: str, names: EpisodeNames | None = None) -> CellReading | Unreadable:
+    """What ``code`` writes, with names from earlier cells; cached by the text and those names."""
+    names = names or EpisodeNames()
+    key = (code, names.key())
+    hit = _readings.get(key)
+    if hit is not None:
+        return hit
+    parsed = parse_cell(code)
+    reading: CellReading | Unreadable
+    try:
+        reading = parsed if isinstance(parsed, Unreadable) else _read(parsed, names)
+    except RecursionError:
+        reading = Unreadable("the cell is nested too deeply for the static reader")
+    if len(_readings) > 1024:
+        _readings.clear()
+    _readings[key] = reading
+    return reading
+
+
+def clear_reading_cache() -> None:
+    """Forget cached readings (benchmarks measure the uncached path with it)."""
+    _readings.clear()
+
+
+def read_episode(cells: Sequence[str]) -> list[CellReading | Unreadable]:
+    """Each cell read with the names the cells before it bound."""
+    names = EpisodeNames()
+    readings: list[CellReading | Unreadable] = []
+    for index, code in enumerate(cells):
+        reading = read_cell(code, names)
+        readings.append(reading)
+        names = advance(names, reading, index)
+    return readings
+
+
+def advance(names: EpisodeNames, reading: CellReading | Unreadable, index: int) -> EpisodeNames:
+    """The episode's names after cell ``index`` ran."""
+    if isinstance(reading, Unreadable):
+        return names
+    return EpisodeNames(
+        {**names.imports, **reading.imports},
+        [*names.star_modules, *reading.star_modules],
+        {**names.functions, **dict.fromkeys(reading.functions, index)},
+        {**names.defined, index: dict(reading.functions)},
+        names.methods | reading.methods,
+    )
