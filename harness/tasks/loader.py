@@ -1,10 +1,10 @@
 """Tasks: the Agentic-MME dataset layout and a JSONL format for users' own tasks, both read into ``Task``.
 
-Agentic-MME layout::
+Agentic-MME layout (read as the official runner reads it: :mod:`.official`)::
 
     ROOT/json/NNNN.json                one task per file (task_id, input.prompt, meta.level,
                                        golden_answer, process_evaluation)
-    ROOT/images/image_NNNN.png         its image, or image_NNNN_1.png, image_NNNN_2.png, ... for several
+    ROOT/image[s]/image_NNNN.png       its image, or image_NNNN_1.png, image_NNNN_2.png, ... for several
 
 JSONL (one task per line; image paths relative to the JSONL file)::
 
@@ -16,6 +16,7 @@ JSONL (one task per line; image paths relative to the JSONL file)::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -23,19 +24,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pixelbox.harness.tasks.official import (
+    IMAGE_DIRS,
+    SAFE_ID,
+    Normalizer,
+    TaskFormatWarning,
+    TaskNote,
+    numeric_key,
+    official_images,
+    read_document,
+    task_files,
+    unloaded_images,
+    warn,
+)
 from pixelbox.harness.tasks.schema import (
     ValidationError,
     check_answer,
     check_checkpoints,
     check_process,
-    is_missing,
-    lookup,
     optional_level,
     require_id,
     require_text,
 )
 
-__all__ = ["Task", "TaskSourceError", "ValidationError", "load_jsonl_tasks", "load_official_tasks", "load_tasks"]
+__all__ = [
+    "Task",
+    "TaskFormatWarning",
+    "TaskNote",
+    "TaskSourceError",
+    "ValidationError",
+    "load_jsonl_tasks",
+    "load_official_tasks",
+    "load_tasks",
+    "load_tasks_report",
+]
 
 TaskFormat = Literal["agentic-mme", "jsonl"]
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff")
@@ -95,32 +117,49 @@ class Task:
 
 
 def load_tasks(path: str | Path, ids: Iterable[str] | None = None) -> list[Task]:
-    """Read tasks from an Agentic-MME root (has ``json/``), one of its ``json/NNNN.json`` files, or a ``.jsonl``.
+    """Read tasks from an Agentic-MME root (has ``json/``), a directory of task files, one task file, or a ``.jsonl``.
 
-    ``ids`` keeps only those task ids (in the source order); an unknown id is an error.
+    ``ids`` keeps only those task ids (in the source order); an unknown id is an error. Every
+    normalization of an official task file is a :class:`TaskFormatWarning`.
     """
+    tasks, notes = load_tasks_report(path, ids)
+    for note in notes:
+        warn(note)
+    return tasks
+
+
+def load_tasks_report(path: str | Path, ids: Iterable[str] | None = None) -> tuple[list[Task], list[TaskNote]]:
+    """:func:`load_tasks` and the notes on what was normalized (no warnings emitted)."""
     source = Path(path).expanduser().resolve()
+    notes: list[TaskNote] = []
     if source.is_dir() and (source / "json").is_dir():
-        tasks = load_official_tasks(source)
+        tasks = load_official_tasks(source / "json", notes)
+    elif source.is_dir() and task_files(source):
+        tasks = load_official_tasks(source, notes)
     elif source.is_file() and source.suffix == ".jsonl":
         tasks = load_jsonl_tasks(source)
-    elif source.is_file() and source.suffix == ".json" and source.parent.name == "json":
-        tasks = [_read_official(source, source.parent.parent, _index_images(source.parent.parent / "images"))]
+    elif source.is_file() and source.suffix == ".json":
+        tasks = [read_official_task(source, notes)]
     else:
         raise TaskSourceError(
-            f"{source}: not a task source; expected an Agentic-MME directory (with json/ and images/), "
-            "one of its json/NNNN.json files, or a .jsonl file"
+            f"{source}: not a task source; expected an Agentic-MME directory (with json/ and image/ or images/), "
+            "a directory of task .json files, one task .json file, or a .jsonl file"
         )
-    return _select(tasks, ids, source)
+    return _select(tasks, ids, source), notes
 
 
-def load_official_tasks(root: Path) -> list[Task]:
-    """Every ``json/*.json`` task under an Agentic-MME root, sorted by file name."""
-    files = sorted(p for p in (root / "json").iterdir() if p.suffix == ".json")
+def load_official_tasks(folder: Path, notes: list[TaskNote] | None = None) -> list[Task]:
+    """Every ``*.json`` task in ``folder`` (an Agentic-MME ``json/`` directory), sorted by file name.
+
+    Accepts an Agentic-MME root too (its ``json/``). Notes on normalizations go to ``notes``.
+    """
+    if (folder / "json").is_dir():
+        folder = folder / "json"
+    files = task_files(folder)
     if not files:
-        raise TaskSourceError(f"{root / 'json'}: no .json task files found")
-    images = _index_images(root / "images")
-    return _unique([_read_official(f, root, images) for f in files])
+        raise TaskSourceError(f"{folder}: no .json task files found")
+    sink = [] if notes is None else notes
+    return _unique([read_official_task(f, sink) for f in files], sink)
 
 
 def load_jsonl_tasks(path: Path) -> list[Task]:
@@ -138,58 +177,60 @@ def load_jsonl_tasks(path: Path) -> list[Task]:
 # -- Agentic-MME files --------------------------------------------------------------------------
 
 
-def _index_images(images_dir: Path) -> dict[str, list[tuple[int, Path]]]:
-    """Group ``image_KEY[_K].ext`` files by KEY in one directory scan (fast for hundreds of tasks)."""
-    index: dict[str, list[tuple[int, Path]]] = {}
-    if not images_dir.is_dir():
-        return index
-    for entry in images_dir.iterdir():
-        match = _IMAGE_NAME.match(entry.stem)
-        if match and entry.suffix.lower() in IMAGE_SUFFIXES:
-            order = int(match["k"]) if match["k"] is not None else -1
-            index.setdefault(match["key"], []).append((order, entry))
-    return {key: sorted(found) for key, found in index.items()}
-
-
-def _read_official(path: Path, root: Path, images: dict[str, list[tuple[int, Path]]]) -> Task:
-    file = str(path)
-    raw = _load_json_object(path)
-    task_id = require_id(raw, "task_id", file)
-    answer = check_answer(lookup(raw, "golden_answer"), "golden_answer", file)
-    process = lookup(raw, "process_evaluation")
-    process = {} if is_missing(process) or process is None else check_process(process, "process_evaluation", file)
+def read_official_task(path: Path, notes: list[TaskNote]) -> Task:
+    """One official task file, its images found by the official lookup (root: the file's grandparent)."""
+    raw = read_document(path)
+    reader = Normalizer(path, raw)
+    task_id = reader.task_id()
+    prompt = reader.prompt()
+    answer = reader.answer()
+    level = reader.level()
+    process = reader.process()
+    images = official_images(path, path.parent.parent)
+    if not images:
+        images = _by_id(path, task_id)
+        if images:
+            reader.note("images", f"found by task id as image_{task_id}; the official lookup finds none", "deviation")
+    for extra in unloaded_images(path, path.parent.parent, images):
+        reader.note(
+            "images",
+            f"{extra.name} is not loaded (the official lookup stops at the first gap in _1, _2, ...)",
+            "deviation",
+        )
+    notes.extend(reader.notes)
+    if not images:
+        key = numeric_key(path) or "NNNN"
+        where = " or ".join(str(path.parent.parent / d) for d in IMAGE_DIRS)
+        raise ValidationError(
+            str(path), "images", f"an image file image_{key}.png (or image_{key}_1.png, ...) in {where}"
+        )
     return Task(
         task_id=task_id,
-        prompt=require_text(raw, "input.prompt", file),
-        images=_official_images(path, root, images, task_id),
+        prompt=prompt,
+        images=tuple(images),
         answer=answer,
-        level=optional_level(raw, "meta.level", file),
+        level=level,
         checkpoints=tuple(process.get("checkpoints") or ()),
         source=path,
         format="agentic-mme",
-        raw=raw,
+        raw=reader.raw,
     )
 
 
-def _load_json_object(path: Path) -> dict[str, Any]:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValidationError(str(path), "(document)", f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    if not isinstance(raw, dict):
-        raise ValidationError(str(path), "(document)", "a JSON object", type(raw).__name__)
-    return raw
-
-
-def _official_images(
-    path: Path, root: Path, images: dict[str, list[tuple[int, Path]]], task_id: str
-) -> tuple[Path, ...]:
-    found = images.get(path.stem) or images.get(task_id)
-    if found:
-        return tuple(p.resolve() for _, p in found)
-    raise ValidationError(
-        str(path), "images", f"an image file {root / 'images'}/image_{path.stem}.png (or image_{path.stem}_1.png, ...)"
-    )
+def _by_id(path: Path, task_id: str) -> list[Path]:
+    """pixelbox's older lookup (``image_<task id>[_K]``), kept for sets whose files are not numbered."""
+    for name in IMAGE_DIRS:
+        folder = path.parent.parent / name
+        if not folder.is_dir():
+            continue
+        found = []
+        for entry in folder.iterdir():
+            match = _IMAGE_NAME.match(entry.stem)
+            if match and match["key"] == task_id and entry.suffix.lower() in IMAGE_SUFFIXES:
+                found.append((int(match["k"]) if match["k"] is not None else -1, entry.resolve()))
+        if found:
+            return [p for _, p in sorted(found)]
+    return []
 
 
 # -- JSONL --------------------------------------------------------------------------------------
@@ -265,14 +306,29 @@ def _jsonl_images(raw: dict[str, Any], where: str, base: Path) -> tuple[Path, ..
 # -- whole sets ---------------------------------------------------------------------------------
 
 
-def _unique(tasks: Sequence[Task]) -> list[Task]:
+def _unique(tasks: Sequence[Task], notes: list[TaskNote] | None = None) -> list[Task]:
+    """Tasks with distinct ids: an official file whose id is taken is renamed by its file stem (noted)."""
     seen: dict[str, Task] = {}
+    kept = []
     for task in tasks:
+        if task.task_id in seen and task.format == "agentic-mme" and task.source is not None and notes is not None:
+            stem = task.source.stem
+            if stem not in seen and SAFE_ID.match(stem):
+                first = seen[task.task_id].source
+                notes.append(
+                    TaskNote(
+                        str(task.source),
+                        "task_id",
+                        f"{task.task_id!r} is also used by {first}; using the file stem {stem!r}",
+                    )
+                )
+                task = dataclasses.replace(task, task_id=stem, raw={**task.raw, "task_id": stem})
         if task.task_id in seen:
             first = seen[task.task_id].source
             raise ValidationError(str(task.source), "task_id", f"a unique task id (also used by {first})", task.task_id)
         seen[task.task_id] = task
-    return list(tasks)
+        kept.append(task)
+    return kept
 
 
 def _select(tasks: list[Task], ids: Iterable[str] | None, source: Path) -> list[Task]:

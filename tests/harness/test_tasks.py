@@ -48,7 +48,9 @@ def test_reads_the_official_layout_with_one_or_several_images(tmp_path: Path) ->
     one, two = load_tasks(root)
     assert (one.task_id, one.prompt, one.level, one.answer_value) == ("0001", "Question 0001?", 2, "STOP")
     assert one.images == ((root / "images" / "image_0001.png").resolve(),)
-    assert [p.name for p in two.images] == ["image_0002_1.png", "image_0002_2.png", "image_0002_10.png"]
+    assert [p.name for p in two.images] == ["image_0002_1.png", "image_0002_2.png"], (
+        "the official lookup stops at a gap"
+    )
     assert one.checkpoints[0]["id"] == "V1"
     assert one.raw == official("0001") and one.format == "agentic-mme"
     assert one.process_evaluation["efficiency"]["reference_tool_calls"] == 1
@@ -75,12 +77,6 @@ def test_selects_ids_and_rejects_unknown_ones(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "field", "expected"),
     [
-        ({"input": {}}, "input.prompt", "a non-empty string"),
-        ({"meta": {"level": 5}}, "meta.level", "a level 1, 2 or 3"),
-        ({"golden_answer": {"match_type": "exact"}}, "golden_answer", "an object with a 'value'"),
-        ({"golden_answer": {"value": 1, "match_type": "fuzzy"}}, "golden_answer.match_type", "one of exact"),
-        ({"golden_answer": {"value": 1, "tolerance": "small"}}, "golden_answer.tolerance", "a number"),
-        ({"task_id": "a/b"}, "task_id", "a task id"),
         ({"process_evaluation": {"checkpoints": [{"axis": "V"}]}}, "process_evaluation.checkpoints[0].id", "id"),
         ({"process_evaluation": {"checkpoints": "V1"}}, "process_evaluation.checkpoints", "a list of objects"),
     ],
