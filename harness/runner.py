@@ -300,7 +300,8 @@ class _Player:
 def episode_options(
     options: SandboxOptions, config: EpisodeConfig, input_count: int, after_inputs: bool = True
 ) -> SandboxOptions:
-    """``options`` with the I/O layer on in the episode's profile and the execution deadline from the budget.
+    """``options`` with the I/O layer on in the episode's profile, the execution deadline from the budget
+    and background audits on.
 
     With several inputs and ``after_inputs`` (the suite's ``artifacts_after_inputs``), artifacts are
     numbered after the last input so every image has one index.
@@ -308,7 +309,8 @@ def episode_options(
     io = {"enabled": True, "profile": config.profile, **dict(options.io)}
     if after_inputs and input_count > PROFILES.get(config.profile).spec.first_index:
         io.setdefault("first_index", input_count)
-    return options.with_(io=io, timeout=config.budgets.execution_timeout)
+    # audit: each code cell is read statically in the background, so the trace's audit is ready at once
+    return options.with_(io=io, timeout=config.budgets.execution_timeout, audit=True)
 
 
 # -- many episodes ---------------------------------------------------------------------------------------

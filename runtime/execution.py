@@ -67,6 +67,8 @@ class Execution:
     notices: list[str] = field(default_factory=list)
     tampered: bool = False
     """The recorder saw its trace interfered with or incomplete (details in ``notices``)."""
+    audit: dict[str, Any] | None = None
+    """What the code says beside what ran (``Sandbox.audit`` fills it on demand; see ``docs/static-tracer.md``)."""
 
     @property
     def ok(self) -> bool:

@@ -75,6 +75,9 @@ class SandboxOptions:
     network: NetworkMode = "none"
     policy: bool | None = None
     trace: bool = True
+    audit: bool = False
+    """Read each traced cell statically in the background after ``execute`` returns, so that
+    ``Sandbox.audit`` is ready at once; auditing works without it, reading on demand."""
     io: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -25,6 +25,7 @@ from pixelbox.contract.wire import (
 )
 from pixelbox.runtime import live
 from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, ingest_artifact
+from pixelbox.runtime.audits import AuditLog
 from pixelbox.runtime.backends import choose_backend
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
 from pixelbox.runtime.errors import KernelStartError, SandboxClosed
@@ -92,6 +93,7 @@ class Sandbox:
         self._next_artifact: int | None = None
         """Index the next artifact gets; carried across kernel restarts so nothing is renumbered."""
         self._next_seq = 0
+        self._audits = AuditLog(background=self.options.audit)
         self._backend, self._reason = choose_backend(self.options)
         self._uid = self._backend.allocate_uid()
         size = self.options.workspace_size
@@ -149,6 +151,8 @@ class Sandbox:
             finally:
                 if hasattr(self, "layout"):
                     self.layout.remove()
+                if hasattr(self, "_audits"):
+                    self._audits.close()
                 live.unregister(self)
 
     def restart(self) -> None:
@@ -292,6 +296,7 @@ class Sandbox:
         if cell.refusal is not None:
             return self._refused(ErrorInfo("ReservedNameError", cell.refusal, cell.refusal))
         result = self._execute_cell(cell.code, {ORIGINAL_SOURCE_METADATA_KEY: code}, timeout)
+        self._audits.note(code, result)
         if cell.untraced_lines:
             lines = ", ".join(map(str, cell.untraced_lines))
             result.notices.append(
@@ -303,6 +308,15 @@ class Sandbox:
             result.notices.append("trace incomplete: this cell is not plain Python, so it ran untraced")
             result.tampered = True
         return result
+
+    def audit(self, result: Execution) -> dict[str, Any]:
+        """What ``result``'s cell says beside what ran: written-not-run and run-not-written, with reasons.
+
+        Read on demand with the tracer's static half (libcst), never inside ``execute``; the
+        audit is stored on ``result.audit`` and returned. A cell the static half cannot read gives
+        ``{"available": false, "reason": ...}``.
+        """
+        return self._audits.audit(result)
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None) -> Execution:
         """Run atomic image tool ``name`` in the kernel (atomic mode), like a cell of its own.

@@ -276,6 +276,8 @@ class Episode:
             t for t in (code_observation(execution, text_chars=self.config.text_chars), image_lines(images)) if t
         )
         text = f"Result of code block {number}:\n{shown}"
+        if callable(getattr(self.sandbox, "audit", None)):
+            self.sandbox.audit(execution)  # after execute returned: the static half is never in its latency
         self._observe(action_id, execution=execution, shown=text, images=images)
         feedback.texts.append(text)
         feedback.images += images

@@ -1,7 +1,8 @@
 """``pixelbox trace``: run cells in one sandbox, as turns of one episode, and show what executed.
 
 Auditors and our own checks rely on its output, so the ``--json`` shape is stable: one object
-per cell, ``{"cell", "status", "stdout", "error", "events", "artifacts"}`` (plus additive keys).
+per cell, ``{"cell", "status", "stdout", "error", "events", "artifacts"}`` (plus additive keys;
+``--audit`` adds ``audit``, the shape of ``Execution.audit``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_backend_arguments(parser)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per cell")
     parser.add_argument("--json", action="store_true", help="one JSON object per cell")
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="also show what each cell writes beside what ran: written-not-run and run-not-written, with reasons",
+    )
 
 
 def cell_record(path: Path, result: Execution) -> dict[str, Any]:
@@ -46,6 +52,7 @@ def cell_record(path: Path, result: Execution) -> dict[str, Any]:
         "normalizations": result.normalizations,
         "notices": result.notices,
         "tampered": result.tampered,
+        **({"audit": result.audit} if result.audit is not None else {}),
     }
 
 
@@ -73,6 +80,25 @@ def print_human(record: dict[str, Any]) -> None:
         print(f"  [{art['index']}] {art['name']} {art['width']}x{art['height']} {art['capture']} (line {art['line']})")
     for note in [n["message"] for n in record["normalizations"]] + record["notices"]:
         print(f"note: {note}")
+    if "audit" in record:
+        print_audit(record["audit"])
+
+
+def print_audit(audit: dict[str, Any]) -> None:
+    """The audit's differences, one line each (or why there is no audit)."""
+    if not audit["available"]:
+        print(f"audit: unavailable ({audit['reason']})")
+        return
+    missing, extra = audit["written_not_run"], audit["run_not_written"]
+    print(
+        f"audit: {len(audit['written'])} written, {len(missing)} written but not run, {len(extra)} run but not written"
+    )
+    for item in missing:
+        print(f"  written, not run: {item['op']:<12} line {item['line']:<4} {item['api']}: {item['reason']}")
+    for item in extra:
+        what = item["op"] or "(untraced code)"
+        detail = f" [{item['detail']}]" if item.get("detail") else ""
+        print(f"  run, not written: {what:<12} line {item.get('line') or '-':<4} {item['how']}{detail}")
 
 
 def _path_problem(path: Path) -> str | None:
@@ -127,7 +153,10 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     with Sandbox(inputs=args.image, io=io, backend=args.backend, runtime=args.runtime, timeout=args.timeout) as box:
         for path, source in sources:
-            record = cell_record(path, box.execute(source))
+            result = box.execute(source)
+            if args.audit:
+                box.audit(result)
+            record = cell_record(path, result)
             failed = failed or record["status"] != "ok"
             if args.json:
                 print(json.dumps(record), flush=True)

@@ -65,6 +65,10 @@ def test_code_mode_episode_records_everything(tmp_path: Path) -> None:
     assert crop["params"]["box_px"] == [240, 60, 360, 140] and crop["src"]["line"] == 4
     assert runs[1]["error"]["ename"] == "NameError" and "undefined_name" in runs[1]["error"]["traceback"]
     assert runs[3]["normalizations"] and runs[3]["artifacts"][0]["name"] == "transformed_image_2.png"
+    # every code execution in the trace carries its audit; the last one's save is written and run
+    assert all(r["audit"]["available"] for r in runs)
+    assert ("io", 2) in [(w["op"], w["line"]) for w in runs[3]["audit"]["written"]]
+    assert runs[3]["audit"]["written_not_run"] == [] and runs[3]["audit"]["run_not_written"] == []
 
     actions = trace.of_kind("action")
     assert [a["type"] for a in actions] == ["code"] * 4

@@ -28,7 +28,7 @@ undefined_name
 """
 
 
-def trace(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def trace(tmp_path: Path, *extra: str, cells: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     (tmp_path / "one.py").write_text(CELL_1)
     (tmp_path / "two.py").write_text(CELL_2)
     Image.new("RGB", (320, 200), (10, 20, 30)).save(tmp_path / "in.png")
@@ -39,6 +39,7 @@ def trace(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
         "trace",
         str(tmp_path / "one.py"),
         str(tmp_path / "two.py"),
+        *cells,
         "--image",
         str(tmp_path / "in.png"),
         *extra,
@@ -116,3 +117,19 @@ def test_declared_encodings_and_bom_are_honoured(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     cells = [json.loads(line) for line in done.stdout.splitlines()]
     assert [c["stdout"] for c in cells] == ["caf\u00e9\n", "bom ok\n"]
+
+
+def test_audit_shows_what_was_written_beside_what_ran(tmp_path: Path) -> None:
+    """``--audit``: the dead branch is written but not run; a bad third cell has an unavailable audit."""
+    (tmp_path / "three.py").write_text("crop = img.crop((0, 0, 5, 5)\n")
+    done = trace(tmp_path, "--backend", "local", "--json", "--audit", cells=(str(tmp_path / "three.py"),))
+    cells = [json.loads(line) for line in done.stdout.splitlines()]
+    first, second, third = (c["audit"] for c in cells)
+    assert [(w["op"], w["line"], w["reason"]) for w in first["written_not_run"]] == [
+        ("rotate", 5, "branch at line 4 not taken")
+    ]
+    assert first["run_not_written"] == [] and second["written_not_run"] == []
+    assert {w["op"] for w in first["written"]} >= {"io", "rotate", "crop"}
+    assert not third["available"] and "not valid Python" in third["reason"]
+    human = trace(tmp_path, "--backend", "local", "--audit")
+    assert "written, not run: rotate" in human.stdout and "branch at line 4 not taken" in human.stdout

@@ -28,6 +28,7 @@ from pixelbox.tracer.static.reader import CellReading, EpisodeNames, WrittenOp, 
 
 __all__ = ["Audit", "Ran", "audit_cell", "audit_episode", "error_line"]
 
+_OWN_API = "pixelbox."
 _UNTRACED = re.compile(r"line (\d+): code run through (eval|exec)\(\) is not traced")
 _CELL_LINE = re.compile(r"^-*> ?(\d+)\s", re.MULTILINE)
 
@@ -131,6 +132,8 @@ def audit_cell(
         by_site.setdefault((op.line, op.col), []).append(i)
     run_not_written: list[dict[str, Any]] = []
     for event in events:
+        if str(event.get("api", "")).startswith(_OWN_API):
+            continue  # pixelbox's own captures (the I/O layer saving a shown image): not the agent's
         src = event.get("src")
         hits = by_site.get((src["line"], src["col"])) if src and "cell" not in src else None
         if hits:
