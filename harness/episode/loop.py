@@ -117,10 +117,33 @@ class EpisodeAborted(Exception):
     """The run is being stopped (Ctrl-C): the episode ends without ``episode_end`` and is redone on resume."""
 
 
-class _End(Exception):
+class EpisodeEnd(Exception):
+    """Raised inside an episode's loop to end it with ``status`` (one of :data:`EPISODE_STATUSES`)."""
+
     def __init__(self, status: str, reason: str | None = None, answer: str | None = None) -> None:
         super().__init__(reason or status)
         self.status, self.reason, self.answer = status, reason, answer
+
+
+def play_until_end(loop: Callable[[], None], writer: TraceWriter) -> tuple[str, str | None, str | None]:
+    """Run an episode's ``loop`` until it raises :class:`EpisodeEnd`; returns ``(status, reason, answer)``.
+
+    A sandbox failure ends it as ``runtime_error`` and anything else as ``harness_error``, both
+    recorded as ``error``; :class:`EpisodeAborted` (the run is being stopped) passes through.
+    """
+    try:
+        loop()
+    except EpisodeAborted:
+        raise
+    except EpisodeEnd as end:
+        return end.status, end.reason, end.answer
+    except (PixelboxError, OSError) as exc:
+        writer.error(where="runtime", message=str(exc), type=type(exc).__name__)
+        return "runtime_error", f"the sandbox failed: {type(exc).__name__}: {exc}", None
+    except Exception as exc:
+        writer.error(where="harness", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
+        return "harness_error", f"{type(exc).__name__}: {exc}", None
+    return "harness_error", "the episode loop returned without ending the episode", None
 
 
 class Episode:
@@ -154,18 +177,7 @@ class Episode:
     def run(self) -> EpisodeOutcome:
         """Play the episode to its end; writes ``episode_end`` unless the run is stopped (:class:`EpisodeAborted`)."""
         self._start()
-        try:
-            self._loop()
-        except EpisodeAborted:
-            raise
-        except _End as end:
-            status, reason, answer = end.status, end.reason, end.answer
-        except (PixelboxError, OSError) as exc:
-            status, reason, answer = "runtime_error", f"the sandbox failed: {type(exc).__name__}: {exc}", None
-            self.writer.error(where="runtime", message=str(exc), type=type(exc).__name__)
-        except Exception as exc:
-            status, reason, answer = "harness_error", f"{type(exc).__name__}: {exc}", None
-            self.writer.error(where="harness", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
+        status, reason, answer = play_until_end(self._loop, self.writer)
         totals = {**self.budget.snapshot(), "images": len(self.book.entries)}
         self.writer.episode_end(status=status, reason=reason, answer=answer, totals=totals)
         return EpisodeOutcome(
@@ -184,14 +196,14 @@ class Episode:
             hit = self.budget.start_round()
             if hit is not None:
                 self.writer.budget_hit(hit)
-                raise _End("budget_exhausted", hit.reason)
+                raise EpisodeEnd("budget_exhausted", hit.reason)
             turn = self._ask()
             self.messages.append(turn.assistant_message())
             actions = self._actions(turn)
             answer = extract_answer(turn.text)
             if not actions:
                 if answer is not None:
-                    raise _End("answered", None, answer)
+                    raise EpisodeEnd("answered", None, answer)
                 self._nudge(turn)
                 continue
             self._nudges = 0
@@ -212,10 +224,10 @@ class Episode:
             turn = self.agent.next_turn(list(self.messages), list(self.tools))
         except AgentError as exc:
             self.writer.error(where="agent", message=str(exc), type=type(exc).__name__, **_agent_detail(exc))
-            raise _End("agent_error", f"the agent failed: {exc}") from None
+            raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
         except Exception as exc:
             self.writer.error(where="agent", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
-            raise _End("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
+            raise EpisodeEnd("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
         self.writer.turn(round=self.budget.rounds, messages=summarize_messages(self.messages), agent_turn=turn)
         return turn
 
@@ -229,7 +241,7 @@ class Episode:
     def _nudge(self, turn: AgentTurn) -> None:
         self._nudges += 1
         if self._nudges > self.config.max_nudges:
-            raise _End("no_answer", f"{self._nudges} turns in a row without an action or an <answer>")
+            raise EpisodeEnd("no_answer", f"{self._nudges} turns in a row without an action or an <answer>")
         if self.config.mode == CODE:
             hint = "Run Python in <code>...</code>, call a tool, or give the final answer in <answer>...</answer>."
             if has_bare_fence(turn.text):
@@ -257,7 +269,7 @@ class Episode:
             hit = self.budget.admit_tool_call()
             if hit is not None:
                 self.writer.budget_hit(hit)
-                raise _End("budget_exhausted", hit.reason)
+                raise EpisodeEnd("budget_exhausted", hit.reason)
             action_id = f"r{self.budget.rounds}.{number}"
             if action.kind == "code":
                 code_number += 1
@@ -516,8 +528,10 @@ __all__ = [
     "Episode",
     "EpisodeAborted",
     "EpisodeConfig",
+    "EpisodeEnd",
     "EpisodeOutcome",
     "Mode",
+    "play_until_end",
     "record_failed_start",
     "redact",
     "run_episode",

@@ -21,7 +21,6 @@ import hashlib
 import io
 import json
 import os
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,14 @@ from typing import Any
 from pixelbox import __version__
 from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
 from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
-from pixelbox.harness.episode import EpisodeAborted, EpisodeOutcome, record_failed_start, redact
+from pixelbox.harness.episode import (
+    EpisodeAborted,
+    EpisodeEnd,
+    EpisodeOutcome,
+    play_until_end,
+    record_failed_start,
+    redact,
+)
 from pixelbox.harness.episode.budgets import Budget
 from pixelbox.harness.episode.codemode import extract_answer
 from pixelbox.harness.episode.imagebook import ImageEntry
@@ -38,7 +44,6 @@ from pixelbox.harness.suites.agentvista import tools as vt
 from pixelbox.harness.suites.agentvista.images import input_names, prepare
 from pixelbox.harness.suites.agentvista.official import official_from_env
 from pixelbox.harness.suites.agentvista.tasks import VistaTask
-from pixelbox.runtime.errors import PixelboxError
 from pixelbox.runtime.execution import Execution
 
 MAX_IMAGES = 100
@@ -78,12 +83,6 @@ class PreparedTask:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.task.to_dict(), "prepared_images": [str(p) for p in self.images]}
-
-
-class _End(Exception):
-    def __init__(self, status: str, reason: str | None = None, answer: str | None = None) -> None:
-        super().__init__(reason or status)
-        self.status, self.reason, self.answer = status, reason, answer
 
 
 @dataclass
@@ -158,19 +157,7 @@ class VistaEpisode:
 
     def run(self) -> EpisodeOutcome:
         self._start()
-        try:
-            self._loop()
-        except EpisodeAborted:
-            raise
-        except _End as end:
-            status, reason, answer = end.status, end.reason, end.answer
-        except (PixelboxError, OSError) as exc:
-            status, reason, answer = "runtime_error", f"the sandbox failed: {type(exc).__name__}: {exc}", None
-            self.writer.error(where="runtime", message=str(exc), type=type(exc).__name__)
-        except Exception as exc:
-            status, reason, answer = "harness_error", f"{type(exc).__name__}: {exc}", None
-            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
-            self.writer.error(where="harness", message=str(exc), type=type(exc).__name__, traceback=tb)
+        status, reason, answer = play_until_end(self._loop, self.writer)
         totals = {
             **self.budget.snapshot(),
             "images": len(self.images.entries),
@@ -200,32 +187,34 @@ class VistaEpisode:
             if call is None:
                 answer = extract_answer(turn.text or "")
                 if answer is None:
-                    raise _End("no_answer", "the reply had no tool call and no <answer>", UNPARSED)
-                raise _End("answered", None, answer)
+                    raise EpisodeEnd("no_answer", "the reply had no tool call and no <answer>", UNPARSED)
+                raise EpisodeEnd("answered", None, answer)
             self._run_call(call)
 
     def _check_limits(self) -> None:
         hit = self.budget.start_round()
         if hit is not None:
             self.writer.budget_hit(hit)
-            raise _End("budget_exhausted", hit.reason, "Error: Reached max turns without a definitive answer.")
+            raise EpisodeEnd("budget_exhausted", hit.reason, "Error: Reached max turns without a definitive answer.")
         if len(self.images.entries) >= MAX_IMAGES:
             self.writer.write("budget_hit", limit="max_images", allowed=MAX_IMAGES, used=len(self.images.entries))
-            raise _End("budget_exhausted", f"budget exhausted: {MAX_IMAGES} images", "Error: Reached max image limit.")
+            raise EpisodeEnd(
+                "budget_exhausted", f"budget exhausted: {MAX_IMAGES} images", "Error: Reached max image limit."
+            )
         if self.tokens >= TOKEN_STOP:
             self.writer.write("budget_hit", limit="max_total_tokens", allowed=TOKEN_STOP, used=self.tokens)
             reason = f"budget exhausted: token estimate {self.tokens} >= {TOKEN_STOP}"
-            raise _End("budget_exhausted", reason, "Error: Reached max token limit.")
+            raise EpisodeEnd("budget_exhausted", reason, "Error: Reached max token limit.")
 
     def _ask(self) -> AgentTurn:
         try:
             turn = self.agent.next_turn(list(self.messages), list(self.tools))
         except AgentError as exc:
             self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise _End("agent_error", f"the agent failed: {exc}") from None
+            raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
         except Exception as exc:
             self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise _End("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
+            raise EpisodeEnd("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
         self.writer.turn(round=self.budget.rounds, messages=summarize_messages(self.messages), agent_turn=turn)
         return turn
 
@@ -235,7 +224,7 @@ class VistaEpisode:
         hit = self.budget.admit_tool_call()
         if hit is not None:
             self.writer.budget_hit(hit)
-            raise _End("budget_exhausted", hit.reason, "Error: Reached max turns without a definitive answer.")
+            raise EpisodeEnd("budget_exhausted", hit.reason, "Error: Reached max turns without a definitive answer.")
         action_id = f"r{self.budget.rounds}.1"
         try:
             arguments: dict[str, Any] = call.arguments()
