@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from pixelbox.contract.wire import CONNECTION_FILE, READY_FILE, kind_of
-from pixelbox.runtime.errors import KernelStartError
+from pixelbox.runtime.errors import KernelStartError, WorkspacePathError
 from pixelbox.runtime.execution import ErrorInfo, Output
 from pixelbox.runtime.outputs import CappedText, capped, save_bundle, strip_ansi
+from pixelbox.runtime.workspace import read_kernel_file, write_host_file
 
 PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 SOCKET_STEM = "k"
@@ -31,6 +33,9 @@ POLL_SLICE_S = 0.05
 ERROR_TEXT_CAP = 16_000
 """Cap on an error's message and on its traceback (head and tail kept): a cell can raise an
 exception whose text is megabytes long, and every byte would reach the agent's context."""
+
+READY_MAX_BYTES = 64 * 1024
+"""Cap on the kernel's ready file (a few hundred bytes in practice)."""
 
 RunEnd = Literal["idle", "deadline", "dead"]
 
@@ -44,21 +49,39 @@ def write_connection_file(ipc_dir: Path, kernel_ipc_dir: str) -> dict[str, Any]:
     base: dict[str, Any] = {name: i + 1 for i, name in enumerate(PORT_NAMES)}
     base.update(transport="ipc", signature_scheme="hmac-sha256", key=secrets.token_hex(32))
     kernel_view = dict(base, ip=f"{kernel_ipc_dir}/{SOCKET_STEM}")
-    (ipc_dir / CONNECTION_FILE).write_text(json.dumps(kernel_view))
+    write_host_file(ipc_dir, CONNECTION_FILE, json.dumps(kernel_view))
     return dict(base, ip=str(ipc_dir / SOCKET_STEM))
 
 
 def wait_for_ready_file(ipc_dir: Path, deadline: float, alive: Callable[[], bool]) -> dict[str, Any]:
-    """Poll for the kernel's ``ready.json``; fail fast if the kernel process dies first."""
+    """Poll for the kernel's ``ready.json``; fail fast if the kernel process dies first.
+
+    Read without following links, never from a FIFO, capped, and parsed under guard: what is
+    wrong is said without quoting the file (it is kernel-written and could hold anything).
+    """
     path = ipc_dir / READY_FILE
     while True:
-        if path.exists():
-            return dict(json.loads(path.read_text()))
+        try:
+            data = read_kernel_file(path, max_bytes=READY_MAX_BYTES)
+        except WorkspacePathError as exc:
+            raise KernelStartError(str(exc)) from None
+        if data is not None:
+            return _ready_record(data)
         if not alive():
             raise KernelStartError("the kernel exited before it was ready")
         if time.monotonic() > deadline:
             raise KernelStartError("the kernel did not become ready before the start timeout")
         time.sleep(0.005)
+
+
+def _ready_record(data: bytes) -> dict[str, Any]:
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise KernelStartError("the kernel's ready file is not valid JSON") from None
+    if not isinstance(record, dict):
+        raise KernelStartError("the kernel's ready file does not hold a JSON object")
+    return record
 
 
 @dataclass
@@ -75,6 +98,8 @@ class Collected:
     error: ErrorInfo | None = None
     execution_count: int | None = None
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    malformed: int = 0
+    """Messages from the kernel that did not deserialise or did not have a message's shape (dropped)."""
 
     def add_bundle(self, msg_type: str, content: dict[str, Any]) -> None:
         """File a display/result bundle: pixelbox records apart, ordinary outputs capped."""
@@ -93,7 +118,18 @@ class Collected:
         self.outputs.append(save_bundle(msg_type, content, self.out_dir, stem))
 
     def handle(self, msg: dict[str, Any]) -> bool:
-        """Apply one iopub message; return True when the kernel went idle for this request."""
+        """Apply one iopub message; return True when the kernel went idle for this request.
+
+        Every field comes from the kernel, so a message of the wrong shape is counted and
+        dropped here rather than raising out of ``execute``.
+        """
+        try:
+            return self._apply(msg)
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+            self.malformed += 1
+            return False
+
+    def _apply(self, msg: dict[str, Any]) -> bool:
         msg_type = msg["header"]["msg_type"]
         content = msg["content"]
         if msg_type == "stream":
@@ -141,18 +177,12 @@ class KernelChannel:
                 raise KernelStartError("the kernel did not answer kernel_info before the start timeout")
 
     def _iopub_has_parent(self, msg_id: str) -> bool:
-        try:
-            msg = self.client.iopub_channel.get_msg(timeout=0.01)
-        except queue.Empty:
-            return False
-        return bool(msg.get("parent_header", {}).get("msg_id") == msg_id)
+        msg = receive(self.client.iopub_channel, 0.01)
+        return msg is not None and msg["parent_header"].get("msg_id") == msg_id
 
     def _shell_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
-        try:
-            msg = self.client.shell_channel.get_msg(timeout=timeout)
-        except queue.Empty:
-            return None
-        return msg if msg.get("parent_header", {}).get("msg_id") == msg_id else None
+        msg = receive(self.client.shell_channel, timeout)
+        return msg if msg is not None and msg["parent_header"].get("msg_id") == msg_id else None
 
     def send_execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
         """Send an execute request without waiting; return its message id."""
@@ -174,13 +204,12 @@ class KernelChannel:
             remaining = until - time.monotonic()
             if remaining <= 0:
                 return "deadline"
-            try:
-                msg = self.client.iopub_channel.get_msg(timeout=min(POLL_SLICE_S, remaining))
-            except queue.Empty:
+            msg = receive(self.client.iopub_channel, min(POLL_SLICE_S, remaining), into)
+            if msg is None:
                 if not alive():
                     return "dead"
                 continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+            if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if into.handle(msg):
                 self._drain_shell()
@@ -188,11 +217,9 @@ class KernelChannel:
 
     def _drain_shell(self) -> None:
         """Discard pending shell replies so they never pile up."""
-        while True:
-            try:
-                self.client.shell_channel.get_msg(timeout=0)
-            except queue.Empty:
-                return
+        channel = self.client.shell_channel
+        while channel.msg_ready():
+            receive(channel, 0)
 
     def interrupt(self) -> None:
         """Ask the kernel to raise KeyboardInterrupt (control channel, works while busy)."""
@@ -203,3 +230,25 @@ class KernelChannel:
         """Close sockets; never raises."""
         with contextlib.suppress(Exception):
             self.client.stop_channels()
+
+
+def receive(channel: Any, timeout: float, into: Collected | None = None) -> dict[str, Any] | None:
+    """The next message on ``channel`` within ``timeout``, or None (nothing came, or it was dropped).
+
+    The frames are the kernel's: a bad signature, a body that is not JSON or a message without
+    a header, parent header and content dict is dropped (and counted in ``into``), never raised
+    out of ``execute``. Socket errors (the host's own side) still raise.
+    """
+    try:
+        msg = channel.get_msg(timeout=timeout)
+    except queue.Empty:
+        return None
+    except zmq.ZMQError:
+        raise
+    except Exception:  # whatever deserialising kernel-made frames raises
+        msg = None
+    if isinstance(msg, dict) and all(isinstance(msg.get(key), dict) for key in ("header", "parent_header", "content")):
+        return msg
+    if into is not None:
+        into.malformed += 1
+    return None

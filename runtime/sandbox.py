@@ -15,11 +15,9 @@ from pixelbox import __version__
 from pixelbox.contract.config import KernelConfig
 from pixelbox.contract.wire import (
     CONFIG_FILE,
-    CONNECTION_FILE,
     EXEC_METADATA_KEY,
     KERNEL_PROTOCOL,
     ORIGINAL_SOURCE_METADATA_KEY,
-    READY_FILE,
     tool_arguments,
     tool_cell,
 )
@@ -34,7 +32,13 @@ from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.outputs import CappedText
 from pixelbox.runtime.profiles import DEFAULT_PROFILE, profile_spec
 from pixelbox.runtime.protocol import Collected, KernelChannel, wait_for_ready_file, write_connection_file
-from pixelbox.runtime.workspace import Layout, read_workspace_file, resolve_inside, write_workspace_file
+from pixelbox.runtime.workspace import (
+    Layout,
+    read_workspace_file,
+    resolve_inside,
+    write_host_file,
+    write_workspace_file,
+)
 from pixelbox.tracer.dynamic import InstrumentationError, instrument
 from pixelbox.tracer.events import Event, EventFormatError
 
@@ -207,11 +211,9 @@ class Sandbox:
 
     def _start_kernel(self) -> None:
         self._join_retired()
-        ipc = self.layout.ipc
-        for stale in (READY_FILE, CONNECTION_FILE, CONFIG_FILE):
-            (ipc / stale).unlink(missing_ok=True)
+        ipc = self.layout.fresh_ipc(self._uid)
         self._connection = connection = write_connection_file(ipc, self.paths.ipc)
-        (ipc / CONFIG_FILE).write_text(self._kernel_config().to_json())
+        write_host_file(ipc, CONFIG_FILE, self._kernel_config().to_json())
         deadline = time.monotonic() + self.options.start_timeout
         self._handle = handle = self._backend.start(self.layout, self.options, self._uid)
         try:
@@ -232,8 +234,8 @@ class Sandbox:
             from pixelbox.runtime.image import BUILD_COMMAND
 
             raise KernelStartError(
-                f"the kernel runs pixelbox {ready.get('version')} (protocol {ready.get('protocol')}) but the "
-                f"host is {__version__} (protocol {KERNEL_PROTOCOL}); rebuild the image with `{BUILD_COMMAND}`"
+                f"the kernel runs pixelbox {_short(ready.get('version'))} (protocol {_short(ready.get('protocol'))}) "
+                f"but the host is {__version__} (protocol {KERNEL_PROTOCOL}); rebuild the image with `{BUILD_COMMAND}`"
             )
         if ready.get("problems"):
             raise KernelStartError("in-kernel layers failed to install:\n" + "\n".join(ready["problems"]))
@@ -415,6 +417,12 @@ class Sandbox:
     def _assemble(self, index: int, status: Status, collected: Collected, duration: float) -> Execution:
         records = collected.records
         notices, tampered = _notices(records.get("notice", []))
+        if collected.malformed:
+            notices.append(
+                f"trace integrity: {collected.malformed} message(s) from the kernel were not valid Jupyter "
+                "messages (bad signature, unreadable body or wrong shape) and were dropped"
+            )
+            tampered = True
         artifacts = self._ingest(records.get("artifact", []), index, notices)
         return Execution(
             index=index,
@@ -465,8 +473,9 @@ class Sandbox:
             except (EventFormatError, KeyError, TypeError, ValueError) as exc:
                 notices.append(f"trace event dropped: {exc}")
                 continue
-            if isinstance(raw.get("src"), dict) and "cell" in raw["src"] and event["src"] is not None:
-                event["src"]["cell"] = raw["src"]["cell"]
+            cell = raw["src"].get("cell") if isinstance(raw.get("src"), dict) else None
+            if isinstance(cell, int) and not isinstance(cell, bool) and event["src"] is not None:
+                event["src"]["cell"] = cell
             event["seq"] = self._next_seq
             self._next_seq += 1
             valid.append(event)
@@ -553,6 +562,12 @@ class Sandbox:
             workspace=str(self.layout.work),
             options=self.options.to_dict(),
         )
+
+
+def _short(value: Any) -> str:
+    """A kernel-reported value quoted in a host message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _notices(records: list[dict[str, Any]]) -> tuple[list[str], bool]:

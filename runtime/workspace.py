@@ -1,7 +1,8 @@
 """Host directories behind one sandbox, and safe path handling for upload/download.
 
 Layout of ``/tmp/pbx-<host pid>-<random>/``:
-``ipc/`` (sockets, connection and config files; kernel-writable), ``work/`` (the kernel's
+``ipc/`` (sockets, connection and config files; kernel-writable, made afresh for every kernel
+start), ``work/`` (the kernel's
 working directory, shared zero-copy with the host), ``inputs/`` (task images, read-only to
 the kernel), ``home/`` (HOME and caches of local kernels) and ``outputs/`` (host-only: rich
 outputs decoded from messages). The host pid in the name lets ``pixelbox cleanup`` find
@@ -94,15 +95,23 @@ class Layout:
         self.outputs.chmod(0o700)
         owner = kernel_uid if os.geteuid() == 0 else None
         for name in KERNEL_WRITABLE:
-            path = self.root / name
-            if owner is not None:
-                os.chown(path, owner, owner)
-                path.chmod(0o700)
-            else:
-                path.chmod(0o777)
+            _hand_to_kernel(self.root / name, owner)
         if owner is not None:  # readable by this kernel's group only: other sandboxes' kernels see nothing
             os.chown(self.inputs, os.geteuid(), owner)
             self.inputs.chmod(0o750)
+
+    def fresh_ipc(self, kernel_uid: int | None) -> Path:
+        """Replace the IPC directory with an empty one before a kernel starts; return it.
+
+        The kernel can write there (it binds its sockets there), so anything a cell planted
+        (a directory at the ready file's temporary name, a symlink, a FIFO) would otherwise
+        meet the next kernel's start and could fail every restart. Each start gets a fresh
+        directory, made by the host after the previous kernel is gone.
+        """
+        remove_tree(self.ipc)
+        self.ipc.mkdir(mode=0o755)
+        _hand_to_kernel(self.ipc, kernel_uid if os.geteuid() == 0 else None)
+        return self.ipc
 
     def add_input(self, source: Path, name: str, kernel_uid: int | None) -> None:
         """Copy a task input in, read-only to the kernel and, as root, readable by its group only."""
@@ -132,6 +141,53 @@ class Layout:
         if self.disk_cap is not None:
             unmount(self.root)
         remove_tree(self.root)
+
+
+def _hand_to_kernel(path: Path, owner: int | None) -> None:
+    """Make ``path`` the kernel's: owned by its uid (0700) as root, else world-writable."""
+    if owner is not None:
+        os.chown(path, owner, owner)
+        path.chmod(0o700)
+    else:
+        path.chmod(0o777)
+
+
+def write_host_file(directory: Path, name: str, text: str) -> None:
+    """Write a file the kernel may read but not change, never through a link the kernel planted.
+
+    Created fresh (``O_EXCL | O_NOFOLLOW``) and owned by the host with mode 0444: in a
+    kernel-writable directory the kernel can still remove the entry, never rewrite it.
+    """
+    fd = os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o444)
+        handle.write(text)
+
+
+def read_kernel_file(path: Path, *, max_bytes: int) -> bytes | None:
+    """Read a small file the kernel wrote, as the host: no links, no FIFOs, capped; None if absent.
+
+    The host often runs as root, and the kernel owns the directory: a symlink there must not
+    make the host read its own files, a FIFO must not block it, and a huge file must not be
+    loaded. Raises :class:`WorkspacePathError` (without the host path) for anything but a
+    regular file of at most ``max_bytes``.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        what = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise WorkspacePathError(f"{path.name} in the sandbox's IPC directory cannot be read: {what}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise WorkspacePathError(f"{path.name} in the sandbox's IPC directory is not a plain file")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise WorkspacePathError(f"{path.name} in the sandbox's IPC directory is over {max_bytes} bytes")
+    return data
 
 
 def remove_tree(root: Path) -> None:

@@ -9,6 +9,7 @@ They are re-exported here, so this module is the one to read.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,7 @@ class Event:
             raise EventFormatError(f"unknown op {raw['op']!r}; expected one of {list(ALL_OPS)}")
         if raw["status"] not in STATUSES:
             raise EventFormatError(f"unknown status {raw['status']!r}; expected one of {list(STATUSES)}")
+        _check_shapes(raw)
         src = raw["src"]
         return cls(
             v=raw["v"],
@@ -94,7 +96,7 @@ class Event:
             exec=int(raw["exec"]),
             op=raw["op"],
             status=raw["status"],
-            api=str(raw["api"]),
+            api=raw["api"],
             src=None if src is None else Source(int(src["line"]), int(src["col"])),
             inputs=tuple(raw["inputs"]),
             output=raw["output"],
@@ -103,6 +105,45 @@ class Event:
             error=raw["error"],
             t_ms=float(raw["t_ms"]),
         )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+_SHAPES: tuple[tuple[str, Any, str], ...] = (
+    ("seq", _is_int, "an integer"),
+    ("exec", _is_int, "an integer"),
+    ("api", lambda v: isinstance(v, str), "a string"),
+    (
+        "src",
+        lambda v: v is None or (isinstance(v, dict) and _is_int(v.get("line")) and _is_int(v.get("col"))),
+        "null or {line, col} integers",
+    ),
+    ("inputs", lambda v: isinstance(v, list) and all(_is_id(x) for x in v), "a list of image ids (non-empty strings)"),
+    ("output", lambda v: v is None or _is_id(v), "null or an image id (a non-empty string)"),
+    ("params", lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v), "an object"),
+    (
+        "error",
+        lambda v: v is None or (isinstance(v, dict) and all(isinstance(x, str) for x in v.values())),
+        "null or {type, message} strings",
+    ),
+    ("t_ms", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v), "a finite number"),
+)
+"""Each field's type, checked before anything reads it: an event is kernel-made data, and a value of
+the wrong type (an output that is a list, say) would otherwise break lineage or scoring later."""
+
+
+def _check_shapes(raw: dict[str, Any]) -> None:
+    for name, valid, expected in _SHAPES:
+        if not valid(raw[name]):
+            shown = repr(raw[name])
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise EventFormatError(f"event field {name!r} must be {expected}, got {shown}")
 
 
 def parse_events(records: list[dict[str, Any]]) -> list[Event]:

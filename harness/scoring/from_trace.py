@@ -36,7 +36,7 @@ from .view import (
 
 RECORD_KEYS = frozenset({"v", "seq", "t", "kind", "round", "action_id", "type", "name"})
 
-__all__ = ["episode_from_trace", "find_traces"]
+__all__ = ["DAMAGED", "damaged_episode", "episode_from_trace", "find_traces"]
 
 
 def episode_from_trace(path: str | Path) -> EpisodeView:
@@ -59,6 +59,42 @@ def episode_from_trace(path: str | Path) -> EpisodeView:
             f"{path}: a record does not have the layout docs/traces.md describes ({type(exc).__name__}: {exc}); "
             "was it written by this version of pixelbox?"
         ) from exc
+
+
+DAMAGED = "damaged_trace"
+"""How an episode ends in scoring when its trace's steps could not be read: a failure of the episode."""
+
+
+def damaged_episode(path: str | Path, problem: str) -> EpisodeView | None:
+    """The view of an episode whose steps scoring could not read: no answer, no steps, ``damaged_trace``.
+
+    Built from the start record alone (task, mode, model); None when even that is unreadable.
+    """
+    try:
+        trace = read_trace(path)
+        start = next(iter(trace.of_kind("episode_start")))
+        task = start.get("task") or {}
+        mode = parse_mode(start.get("mode"))
+        if mode is None:
+            return None
+        return EpisodeView(
+            task=TaskSpec.from_dict(_task_raw(task)),
+            mode=mode,
+            answer="",
+            interactions=(),
+            events=(),
+            artifacts=(),
+            searches=(),
+            root_images=tuple(Path(p) for p in task.get("images") or ()),
+            termination=DAMAGED,
+            model=str(start.get("model") or ""),
+            end_reason="scoring could not read this episode's trace, so it counts as failed: "
+            + problem.replace(f"{path}: ", ""),
+            conversation=(),
+            facts=episode_facts(start, Path(path).resolve().parent.parent),
+        )
+    except Exception:  # a start record that breaks the reader leaves the episode unscored
+        return None
 
 
 def _episode(path: str | Path, trace: Trace) -> EpisodeView:

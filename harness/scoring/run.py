@@ -19,7 +19,7 @@ from .judges.chat import ChatEndpoint
 from .regions import expected_regions
 from .report import summarize
 from .score import ScoringOptions, score_episode
-from .view import EpisodeView, episode_to_dict
+from .view import EpisodeFormatError, EpisodeView, episode_to_dict
 
 SCORES_FILE = "scores.json"
 CACHE_DIR = "judge_cache"
@@ -159,12 +159,30 @@ def load_episodes(run_dir: Path) -> list[EpisodeView]:
     """Every episode traced under ``run_dir`` (through ``episode_from_trace``)."""
     from pixelbox.harness.traces.store import find_traces
 
-    from .from_trace import episode_from_trace
-
     traces = find_traces(run_dir)
     if not traces:
         raise RunDirError(f"no episode traces under {run_dir}; is this a `pixelbox run` output directory?")
-    return [episode_from_trace(path) for path in traces]
+    return [_episode_or_failure(path) for path in traces]
+
+
+def _episode_or_failure(path: Path) -> EpisodeView:
+    """One episode's view; steps scoring cannot read are that episode's failure, never the run's.
+
+    Everything in an episode's steps came through its kernel, so a step that breaks the reader
+    (a forged record of the wrong shape, say) is scored as the episode's own failure
+    (``damaged_trace``, no answer), neither left out nor allowed to stop scoring of the other
+    episodes. A trace the host itself wrote badly (a damaged line, no start record) still stops
+    with a message saying which file and what to do.
+    """
+    from .from_trace import damaged_episode, episode_from_trace
+
+    try:
+        return episode_from_trace(path)
+    except EpisodeFormatError as exc:
+        failure = damaged_episode(path, str(exc))
+        if failure is None:
+            raise
+        return failure
 
 
 def _search_endpoint(judges: Sequence[str]) -> ChatEndpoint | None:

@@ -8,18 +8,20 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pixelbox.cli import main
-from pixelbox.harness.scoring.from_trace import episode_from_trace
+from pixelbox.harness.scoring.from_trace import DAMAGED, episode_from_trace
 from pixelbox.harness.scoring.judges import GeometricJudge
 from pixelbox.harness.scoring.run import score_run, write_report
 from pixelbox.harness.scoring.score import ScoringOptions, score_episode
 from pixelbox.harness.scoring.view import EpisodeView, TracedEvent
 from pixelbox.harness.scoring.vtrue import Replayer
+from pixelbox.tracer.events import Event, EventFormatError
 from pixelbox.tracer.replay import CONSISTENT_AT
 from tests.scoring.builders import EVIDENCE, SIGN_PX, atomic_episode, code_episode, event, save_artifact
 from tests.scoring.test_from_trace import write_trace
@@ -161,3 +163,39 @@ def test_replay_follows_a_chain_through_an_earlier_artifact(tmp_path: Path) -> N
     replays = Replayer(replace(episode, events=events))
     checked = replays.check(episode.artifacts[1])
     assert checked["verdict"] == "consistent" and "from input:0" in checked["reason"]
+
+
+def forge_event(trace: Path, **fields: object) -> None:
+    """Add to the first execution of ``trace`` one event copied from its first, with ``fields`` changed."""
+    lines = trace.read_text().splitlines()
+    for n, line in enumerate(lines):
+        record = json.loads(line)
+        events = (record.get("execution") or {}).get("events")
+        if record.get("kind") == "observation" and events:
+            events.append({**events[0], "seq": events[-1]["seq"] + 1, **fields})
+            lines[n] = json.dumps(record)
+            break
+    else:
+        raise AssertionError("no observation with events to forge into")
+    trace.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("forged", [{"output": []}, {"inputs": "input:0"}, {"src": {"line": "1"}}, {"t_ms": None}])
+def test_a_forged_event_of_the_wrong_shape(tmp_path: Path, forged: dict[str, object]) -> None:
+    """Validation refuses a kernel event whose fields have the wrong type (an output that is an empty
+    list used to pass, then break lineage); a trace holding one is that episode's failure
+    (``damaged_trace``, no answer, not infrastructure) and the run's other episodes are scored."""
+    with pytest.raises(EventFormatError, match=next(iter(forged))):
+        Event.from_dict({**code_episode(tmp_path).events[0].event.to_dict(), **forged})
+    run = tmp_path / "run"
+    view = code_episode(tmp_path)
+    damaged = write_trace(view, run)
+    forge_event(damaged, **forged)
+    write_trace(replace(view, task=replace(view.task, task_id="0002")), run)
+    result = score_run(run, ["geometric"], progress=False)
+    by_task = {r["score"]["task_id"]: r["score"] for r in result["episodes"]}
+    assert set(by_task) == {view.task.task_id, "0002"}
+    failed = by_task[view.task.task_id]
+    assert failed["termination"] == DAMAGED and not failed["infrastructure"] and not failed["acc"], failed
+    assert by_task["0002"]["acc"] and by_task["0002"]["termination"] == "answered"
+    assert result["summary"]["infrastructure"]["count"] == 0
