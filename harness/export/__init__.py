@@ -3,6 +3,13 @@ tool-use files (:mod:`.conversation`, :mod:`.tool_use`), and the official checkp
 applied to an export (:mod:`.official_vtool`). The format: ``docs/export.md``.
 """
 
-from pixelbox.harness.export.layout import ExportedEpisode, ExportError, export_episode, export_run, path_component
+from pixelbox.harness.export.layout import (
+    ExportedEpisode,
+    ExportError,
+    export_episode,
+    export_run,
+    official_folder,
+    path_component,
+)
 
-__all__ = ["ExportError", "ExportedEpisode", "export_episode", "export_run", "path_component"]
+__all__ = ["ExportError", "ExportedEpisode", "export_episode", "export_run", "official_folder", "path_component"]

@@ -16,30 +16,41 @@ SHOWN_KEYS = ("shown", "shown_text", "observation_text", "message", "text")
 """Observation fields a harness may use for the text it showed the model; the first string found wins."""
 
 
-def conversation(episode: EpisodeRecords, images: list[dict[str, Any]], names: dict[int, str]) -> dict[str, Any]:
+def conversation(
+    episode: EpisodeRecords, images: list[dict[str, Any]], names: dict[int, str], task_id: str | None = None
+) -> dict[str, Any]:
     """The official ``conversation.json`` record (``messages`` without image bytes).
 
     When the trace holds the messages themselves (``episode_start.messages`` and ``message``
     records), they are used as sent; otherwise the history is rebuilt from the observations.
+    ``tools`` is the offered tools' full schemas as one JSON string, as the official runners write
+    it; ``task_id`` the task file's own (empty when it has none).
     """
     recorded = any(r.get("kind") == "message" for r in episode.records)
     messages = _opening(episode)
     steps = {s.action.get("action_id"): s for s in episode.steps}
     for record in episode.records:
         messages += _messages_for(record, steps, names, recorded)
-    tools = episode.start.get("tools") or (_config(episode).get("tools") or [])
     return {
-        "task_id": episode.task_id,
-        "tools": json.dumps(tools),
+        "task_id": episode.task_id if task_id is None else task_id,
+        "tools": json.dumps(tool_schemas(episode), ensure_ascii=False),
         "images": images,
         "messages": messages,
         "final_answer": episode.answer,
     }
 
 
-def _config(episode: EpisodeRecords) -> dict[str, Any]:
-    config = episode.start.get("config")
-    return config if isinstance(config, dict) else {}
+def tool_schemas(episode: EpisodeRecords) -> list[dict[str, Any]]:
+    """The function-calling schemas the episode offered, rebuilt from the tool names its trace records."""
+    from pixelbox.harness.tools.atomic import atomic_schemas
+    from pixelbox.harness.tools.web import WEB_SCHEMAS
+
+    names = [str(n) for n in episode.start.get("tools") or [] if isinstance(n, str)]
+    known = {s["function"]["name"]: s for s in atomic_schemas()} | dict(WEB_SCHEMAS)
+    offered = list(atomic_schemas()) if episode.mode == "atm" else []
+    offered_names = {s["function"]["name"] for s in offered}
+    offered += [known[n] for n in names if n in known and n not in offered_names]
+    return offered
 
 
 def _opening(episode: EpisodeRecords) -> list[dict[str, Any]]:
@@ -77,7 +88,7 @@ def _messages_for(
     if kind == "turn":
         out = [{"role": "assistant", "content": str(record.get("text") or "")}]
         for call in record.get("tool_calls") or []:
-            content = {"name": call.get("name"), "arguments": call.get("arguments_json")}
+            content = {"name": call.get("name"), "arguments": _arguments_object(call)}
             out.append({"role": "tool_call", "content": json.dumps(content, ensure_ascii=False)})
         return out
     if kind == "message" and isinstance(record.get("message"), dict):
@@ -89,6 +100,17 @@ def _messages_for(
     if kind == "budget_hit" and not recorded:
         return [{"role": "user", "content": str(record.get("reason") or f"budget hit: {record.get('limit')}")}]
     return []
+
+
+def _arguments_object(call: dict[str, Any]) -> Any:
+    """A tool call's arguments as the object the model sent ({} when they do not parse, as officially)."""
+    if isinstance(call.get("arguments"), dict):
+        return call["arguments"]
+    try:
+        parsed = json.loads(str(call.get("arguments_json") or "{}"))
+    except json.JSONDecodeError:
+        return {}
+    return parsed
 
 
 def observation_text(record: dict[str, Any], step: Step | None, names: dict[int, str]) -> str:

@@ -63,17 +63,27 @@ def verdicts_for_export(task_dir: str | Path, search: SearchJudge | None = None)
     return official_tool_verdicts(task, entries, folder / "tool_images", search)
 
 
+def exported_folders(export_root: str | Path) -> dict[tuple[str, str, str], Path]:
+    """(mode, model, task id) -> the run folder ``pixelbox export`` wrote for it (read from each sidecar)."""
+    found: dict[tuple[str, str, str], Path] = {}
+    for sidecar in sorted(Path(export_root).glob("runs/*/*/*/pixelbox.json")):
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+        found[(str(data.get("mode")), str(data.get("model")), str(data.get("task_id")))] = sidecar.parent
+    return found
+
+
 def compare_run(scores: dict[str, Any], export_root: str | Path) -> list[dict[str, Any]]:
     """Our V_tool verdict next to the official one for every checkpoint with a ``code_check``.
 
     ``scores`` is ``scores.json`` of the run; ``export_root`` the directory ``pixelbox export`` wrote.
     Rows: ``task_id``, ``mode``, ``checkpoint``, ``ours``, ``official``, ``official_how``, ``our_reason``.
     """
+    folders = exported_folders(export_root)
     rows = []
     for record in scores.get("episodes") or []:
         score = record["score"]
-        folder = Path(export_root) / score["mode"] / _component(score["model"]) / _component(score["task_id"])
-        if not (folder / "tool_use_list.json").is_file():
+        folder = folders.get((score["mode"], score["model"], score["task_id"]))
+        if folder is None or not (folder / "tool_use_list.json").is_file():
             continue
         ours = {c["checkpoint_id"]: c for c in score["checkpoints"]}
         for verdict in verdicts_for_export(folder):
@@ -97,10 +107,3 @@ def compare_run(scores: dict[str, Any], export_root: str | Path) -> list[dict[st
                 }
             )
     return rows
-
-
-def _component(text: str) -> str:
-    """The path component the exporter uses for a model or task id."""
-    from pixelbox.harness.export.layout import path_component
-
-    return path_component(text)

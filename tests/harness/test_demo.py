@@ -88,7 +88,7 @@ def test_pixelbox_demo_end_to_end_on_the_local_backend(demo_output: DemoOutput) 
         assert score["acc"] and score["v_tool"] == 1.0 and score["v_true"] == 1.0, score["checkpoints"]
         checks = [c for c in score["checkpoints"] if c["true"] is not None]
         assert checks and all("ocr:tesseract passed" in c["evidence"]["true_reason"] for c in checks)
-    assert len(list((out / "export").glob("*/replay-demo/*/run_meta.json"))) == 10
+    assert len(list((out / "export").glob("runs/*/replay-demo/*/run_meta.json"))) == 10
     html = (out / "runs" / "report" / "index.html").read_text()
     assert "demo-crop-rotate-tag" in html
 

@@ -22,7 +22,19 @@ from pixelbox.harness.traces import read_trace
 from tests.harness.demo_runs import QUERY, demo_tasks, run_mode, web_cache, write_recordings
 
 TASKS = ["demo-crop-rotate-tag", "demo-crop-sign"]
-FILES = ["orig.png", "task.json", "model_answer.txt", "conversation.json", "tool_use_list.json", "run_meta.json"]
+STEMS = {"demo-crop-rotate-tag": "0005", "demo-crop-sign": "0001"}
+COMMON = ["orig.png", "model_answer.txt", "conversation.json", "tool_use_list.json", "run_meta.json"]
+FILES = {
+    "gen": [*COMMON, "image_index.json", "pixelbox.json", "replay_general_rollout.py", "exec_stdout_turn_0.txt"],
+    "atm": [*COMMON, "image_index.json", "pixelbox.json"],
+}
+RUN_META_KEYS = {
+    "gen": ["task_id", "task_file", "mode", "driver", "model", "temperature", "paths", "usage",
+            "effective_tool_calls", "total_images", "code_analysis", "search_analysis", "warnings"],
+    "atm": ["task_id", "task_file", "mode", "driver", "model", "temperature", "usage", "effective_tool_calls",
+            "total_images", "paths", "image_tool_analysis", "search_analysis", "warnings"],
+}  # fmt: skip
+MODE_DIRS = {"gen": "general", "atm": "atomic"}
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +52,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def exported(runs: Path, mode: str, task_id: str = "demo-crop-rotate-tag") -> Path:
-    return runs / "export" / mode / "replay-demo" / task_id
+    return runs / "export" / "runs" / MODE_DIRS[mode] / "replay-demo" / STEMS[task_id]
 
 
 def entries(folder: Path) -> list[dict[str, Any]]:
@@ -48,19 +60,29 @@ def entries(folder: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("mode", ["gen", "atm"])
-def test_every_file_of_the_layout_is_written(runs: Path, mode: str) -> None:
+def test_every_file_of_the_official_layout_is_written(runs: Path, mode: str) -> None:
     for task_id, answer in (("demo-crop-rotate-tag", "BAY 19"), ("demo-crop-sign", "GATE 47")):
         folder = exported(runs, mode, task_id)
-        assert all((folder / name).is_file() for name in FILES), sorted(p.name for p in folder.iterdir())
+        assert all((folder / name).is_file() for name in FILES[mode]), sorted(p.name for p in folder.iterdir())
+        assert not (folder / "task.json").exists()
         assert (folder / "model_answer.txt").read_text() == answer
-        assert sorted(p.name for p in (folder / "raw_model_output_turn_0.txt").parent.glob("raw_*")) == [
+        assert sorted(p.name for p in folder.glob("raw_model_output_turn_*")) == [
             f"raw_model_output_turn_{k}.txt" for k in range(3 if task_id == "demo-crop-sign" else 4)
         ]
-        cached = [p.name for p in (folder / "search_cache").iterdir()]
-        assert len(cached) == 1 and cached[0].startswith("google_search-")
+        cached = sorted((folder / "search_cache").rglob("*.json"))
+        assert [p.relative_to(folder / "search_cache").as_posix() for p in cached] == [
+            f"{task_id}/serper_search_1.json"
+        ]
+        record = json.loads(cached[0].read_text())
+        assert record["request"]["q"] == QUERY["query"] and record["response"]["results"]
         meta = json.loads((folder / "run_meta.json").read_text())
-        assert json.loads(Path(meta["task_file"]).read_text())["task_id"] == task_id
-        assert meta["mode"] == {"gen": "general_rollout", "atm": "atomic_tools"}[mode]
+        assert list(meta) == RUN_META_KEYS[mode]
+        task_file = Path(meta["task_file"])
+        assert task_file.parent.name == "json" and task_file.stem == STEMS[task_id]
+        assert json.loads(task_file.read_text())["task_id"] == task_id == meta["task_id"]
+        assert meta["mode"] == {"gen": "general_rollout", "atm": "atomic"}[mode]
+        sidecar = json.loads((folder / "pixelbox.json").read_text())
+        assert sidecar["task_id"] == task_id and sidecar["executed"]
 
 
 @pytest.mark.parametrize("mode", ["gen", "atm"])
@@ -79,45 +101,54 @@ def test_tool_images_are_the_artifacts_the_trace_recorded(runs: Path, mode: str)
         assert orig.size == (1600, 1200)
 
 
-def test_code_mode_entries_follow_what_happened(runs: Path) -> None:
+def test_code_mode_entries_are_the_official_reading(runs: Path) -> None:
+    """Searches, then the operations the official reading lists (the resize after a crop is not
+    listed), then one entry per executed block; what ran is in the sidecar, in true order."""
     folder = exported(runs, "gen")
     listed = entries(folder)
     assert [e["tool_name"] for e in listed] == [
+        "google_search", "crop", "rotate", "run_visual_processing_code", "run_visual_processing_code",
+    ]  # fmt: skip
+    assert [e["index"] for e in listed] == list(range(5))
+    search, crop, rotate, first = listed[0], listed[1], listed[2], listed[3]
+    assert list(search) == ["tool_name", "arguments", "output", "turn", "index", "timestamp"]
+    assert search["arguments"] == {"query": QUERY["query"]} and "Yellow tags mark" in search["output"]["context"]
+    assert list(crop) == ["index", "tool_name", "raw_tool_name", "arguments", "output", "timestamp"]
+    assert crop["arguments"] == {"op": "crop", "save": "transformed_image_1.png", "line": 8}
+    assert crop["output"]["output_paths"] == [str(folder / "tool_images" / "transformed_image_1.png")]
+    assert rotate["arguments"]["save"] == "transformed_image_2.png"
+    assert first["raw_tool_name"] == "script_exec" and first["arguments"]["turn"] == 0
+    assert Path(first["output"]["script_path"]) == folder / "model_code_turn_0.py"
+    meta = json.loads((folder / "run_meta.json").read_text())
+    assert meta["effective_tool_calls"] == 3
+    assert meta["code_analysis"]["primitive_op_hist"] == {"crop": 1, "rotate": 1}
+    assert "zoomed.rotate(180)" in (folder / "model_code_turn_2.py").read_text()
+    executed = json.loads((folder / "pixelbox.json").read_text())["executed"]
+    assert [e["tool_name"] for e in executed] == [
         "run_visual_processing_code", "crop", "resize", "google_search", "run_visual_processing_code", "rotate",
     ]  # fmt: skip
-    assert [e["index"] for e in listed] == list(range(6))
-    assert [e["turn"] for e in listed] == [0, 0, 0, 1, 2, 2]
-    stamps = [e["timestamp"] for e in listed]
-    assert stamps == sorted(stamps)
-    crop, search, rotate = listed[1], listed[3], listed[5]
-    assert crop["raw_tool_name"] == "python_image_processing" and crop["arguments"]["op"] == "crop"
-    assert crop["arguments"]["save"] == "transformed_image_1.png" and crop["arguments"]["line"] == 8
-    assert [Path(p).name for p in crop["output"]["output_paths"]] == [
-        "transformed_image_1.png",
-        "transformed_image_2.png",
-    ]
-    assert rotate["arguments"]["save"] == "transformed_image_2.png" and rotate["output"]["declared_only"] is False
-    assert search["arguments"] == {"query": QUERY["query"]} and "Yellow tags mark" in search["output"]["context"]
-    assert json.loads((folder / "run_meta.json").read_text())["effective_tool_calls"] == 4
-    assert "zoomed.rotate(180)" in (folder / "model_code_turn_2.py").read_text()
 
 
-def test_atomic_mode_has_one_entry_per_call(runs: Path) -> None:
-    listed = entries(exported(runs, "atm"))
+def test_atomic_mode_has_one_entry_per_call_numbered_as_the_toolbox_numbers(runs: Path) -> None:
+    folder = exported(runs, "atm")
+    listed = entries(folder)
     assert [e["tool_name"] for e in listed] == ["crop", "google_search", "rotate"]
     crop, rotate = listed[0], listed[2]
-    assert crop["arguments"]["bbox_2d"] == [110, 130, 290, 235] and crop["output"]["ops"] == ["crop", "resize"]
+    assert crop["arguments"]["bbox_2d"] == [110, 130, 290, 235]
     assert (crop["output"]["new_image_index"], rotate["output"]["new_image_index"]) == (1, 2)
-    assert all(Path(e["output"]["output_path"]).is_file() for e in (crop, rotate))
-    raw = (exported(runs, "atm") / "raw_model_output_turn_0.txt").read_text()
+    assert crop["output"]["output_path"] == str(folder / "tool_images" / "transformed_image_1.png")
+    raw = (folder / "raw_model_output_turn_0.txt").read_text()
     assert "--- Function Calls ---\nTool: crop" in raw
 
 
-def test_conversation_holds_the_messages_in_order(runs: Path) -> None:
-    talk = json.loads((exported(runs, "gen") / "conversation.json").read_text())
+def test_conversation_has_full_tool_schemas_and_argument_objects(runs: Path) -> None:
+    talk = json.loads((exported(runs, "atm") / "conversation.json").read_text())
     roles = [m["role"] for m in talk["messages"]]
     assert roles[:3] == ["system", "user", "assistant"] and roles[-1] == "assistant"
-    assert "tool_call" in roles and "tool_response" in roles
+    schemas = json.loads(talk["tools"])
+    assert {s["function"]["name"] for s in schemas} >= {"crop", "rotate", "google_search"}
+    calls = [json.loads(m["content"]) for m in talk["messages"] if m["role"] == "tool_call"]
+    assert calls[0]["arguments"]["bbox_2d"] == [110, 130, 290, 235]
     assert talk["final_answer"] == "BAY 19" and [i["index"] for i in talk["images"]] == [0, 1, 2]
     assert not any("base64" in m["content"] for m in talk["messages"])
 
