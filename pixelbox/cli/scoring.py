@@ -90,7 +90,7 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir")
-    parser.add_argument("--out", required=True, help="where to write runs/{general,atomic}/{model}/{task file stem}/ (the official runners' layout)")
+    parser.add_argument("--out", required=True, help="where to write runs/{general,atomic}/{model}/{task file stem}/")
     add_suite_argument(parser)
 
 
