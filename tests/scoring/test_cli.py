@@ -61,9 +61,9 @@ def test_a_directory_without_traces_is_refused(tmp_path: Path, capsys: pytest.Ca
 def test_export_writes_the_official_layout(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", str(run), "--out", str(tmp_path / "official")]) == 0
     assert "1 episode(s) exported" in capsys.readouterr().out
-    [folder] = list((tmp_path / "official" / "gen").glob("*/0001"))
+    [folder] = list((tmp_path / "official" / "runs" / "general").glob("*/*"))
     listed = json.loads((folder / "tool_use_list.json").read_text())
-    assert listed[0]["raw_tool_name"] == "script_exec" and listed[0]["index"] == 0
+    assert listed[-1]["raw_tool_name"] == "script_exec" and [e["index"] for e in listed] == list(range(len(listed)))
     assert (folder / "run_meta.json").is_file() and len(list((folder / "tool_images").iterdir())) == 2
 
 
