@@ -10,6 +10,7 @@ replay agents have none and pass.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from pixelbox.harness.agents.base import AgentError
@@ -21,8 +22,15 @@ class PreflightError(ValueError):
     """The agent endpoint or a web provider cannot serve the run; nothing was started."""
 
 
-def check_services(agent: Any, web: WebTools | None) -> None:
-    """Raise :class:`PreflightError` with every problem found; print notes (e.g. an optional key) to stderr."""
+def check_services(
+    agent: Any,
+    web: WebTools | None,
+    check_web: Callable[[WebTools], tuple[list[str], list[str]]] | None = None,
+) -> None:
+    """Raise :class:`PreflightError` with every problem found; print notes (e.g. an optional key) to stderr.
+
+    ``check_web`` checks the providers the run's suite uses (``Suite.check_web``); by default the shared ones.
+    """
     problems: list[str] = []
     preflight = getattr(agent, "preflight", None)
     if callable(preflight):
@@ -31,9 +39,13 @@ def check_services(agent: Any, web: WebTools | None) -> None:
         except AgentError as exc:
             problems.append(str(exc))
     if web is not None and web.cache.mode == "record":
-        found = check_providers(web)
-        problems += [f"web tools (record mode): {p}" for p in found.problems]
-        for note in found.notes:
+        if check_web is not None:
+            found_problems, found_notes = check_web(web)
+        else:
+            found = check_providers(web)
+            found_problems, found_notes = found.problems, found.notes
+        problems += [f"web tools (record mode): {p}" for p in found_problems]
+        for note in found_notes:
             print(f"pixelbox: note: web tools (record mode): {note}", file=sys.stderr)
     if problems:
         raise PreflightError(

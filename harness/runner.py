@@ -239,7 +239,7 @@ class _Player:
         try:
             self._prepared[task.task_id] = self._build(task)
             if preflight:
-                check_services(*self._prepared[task.task_id])
+                check_services(*self._prepared[task.task_id], self.suite.check_web)
         except EpisodeSetupError as exc:
             raise RunSetupError(
                 f"cannot start the run: {exc}. No episode was started and nothing was marked finished; "

@@ -172,6 +172,14 @@ class Suite(ABC):
         """What the demo does and writes under its ``--out`` (``pixelbox demo --help`` shows it)."""
         return ""
 
+    def check_web(self, web: WebTools) -> tuple[list[str], list[str]]:
+        """``(problems, notes)`` of the web providers this suite's tools use, checked once before a run that
+        records their answers (problems stop the run). By default the shared providers' own checks."""
+        from pixelbox.harness.web.preflight import check_providers
+
+        found = check_providers(web)
+        return found.problems, found.notes
+
     def check_mode(self, mode: str) -> str:
         """``mode`` when the suite runs it, else :class:`SuiteError` listing its modes."""
         if mode not in self.modes:

@@ -305,3 +305,51 @@ def test_stateful_variant_keeps_variables(tmp_path: Path, providers: Any) -> Non
         bodies = chat.bodies()
     assert _tool_results(bodies[2])["python_interpreter"] == {"stdout": "42\n", "stderr": ""}
     assert "Variables persist" in bodies[0]["tools"][0]["function"]["description"]
+
+
+def test_record_mode_checks_this_suites_providers_then_replay_needs_none(
+    tmp_path: Path, providers: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend = require_backend("local")
+    serp, _, _ = providers
+    data = tmp_path / "data"
+    dataset = _dataset(data)
+    lines = dataset.read_text()
+    records = [*json.loads(lines), {"id": "broken", "turn_prompts": ["x"], "rubrics_by_turn": ["{oops"]}]
+    dataset.write_text(json.dumps(records))
+    search = completion("", [("google_search", {"query": "opening hours"})])
+    base = [
+        "run",
+        "--suite",
+        "visualtoolbench",
+        "--tasks",
+        str(dataset),
+        "--ids",
+        "single",
+        "--agent",
+        "openai:m",
+        "--no-progress",
+        "--backend",
+        backend["backend"],
+        "--web-allow-private",
+    ]
+
+    monkeypatch.delenv("SERP_API_KEY")
+    with ChatCompletionsServer([], models=["m"]) as chat:
+        code = main([*base, "--out", str(tmp_path / "nokey"), "--base-url", chat.base_url, "--web", "record"])
+    err = capsys.readouterr().err
+    assert code == 2 and "SERP_API_KEY is not set" in err and "skipped a VisualToolBench record" in err
+    assert "record 2 (id broken): field 'rubrics_by_turn[0]'" in err
+
+    monkeypatch.setenv("SERP_API_KEY", SERP_KEY)
+    cache = tmp_path / "web-cache"
+    with ChatCompletionsServer([search, completion("done")], models=["m"]) as chat:
+        argv = [*base, "--out", str(tmp_path / "rec"), "--base-url", chat.base_url, "--web", "record"]
+        assert main([*argv, "--web-cache", str(cache)]) == 0
+    searched = len(serp.requests)
+    with ChatCompletionsServer([search, completion("done")], models=["m"]) as chat:
+        argv = [*base, "--out", str(tmp_path / "rep"), "--base-url", chat.base_url, "--web", "replay"]
+        assert main([*argv, "--web-cache", str(cache)]) == 0
+        replayed = _tool_results(chat.bodies()[1])["google_search"]
+    assert len(serp.requests) == searched and replayed["status"] == "success"  # from the cache, no provider call
+    assert replayed["results"][0]["title"] == "opening hours result 0"

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.episode import EpisodeOutcome
     from pixelbox.harness.episode.budgets import BudgetLimits
     from pixelbox.harness.scoring.columns import Column
+    from pixelbox.harness.web import WebTools
 
     from .tasks import VtbTask
 
@@ -75,6 +76,11 @@ class VisualToolBench(Suite):
         self.check_mode(mode)
         return tool_schemas(["<the turn's image>"], "<the output directory>", stateful=self.stateful)
 
+    def check_web(self, web: WebTools) -> tuple[list[str], list[str]]:
+        from .web import check_providers
+
+        return check_providers(), []
+
     def run_episode(self, task: Any, agent: Agent, context: EpisodeContext) -> EpisodeOutcome:
         from .loop import LoopSettings, run_vtb_episode
 
@@ -114,7 +120,7 @@ class VisualToolBench(Suite):
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from .demo import run_demo
 
-        return run_demo(Path(out), backend=backend, concurrency=concurrency, progress=progress)
+        return run_demo(Path(out), self.name, backend=backend, concurrency=concurrency, progress=progress)
 
     def demo_help(self) -> str:
         from .demo import HELP

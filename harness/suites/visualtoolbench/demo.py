@@ -21,7 +21,8 @@ from pixelbox.harness.suites import DemoResult
 HELP = """Writes under --out: tasks/ (dataset.json and images/sample_K/ as the official downloader makes them),
 recordings/ (the recorded model turns), verdicts.json (the recorded judge), run/ (traces, scores.json,
 report.md, report/index.html)."""
-MODEL = "demo-recorded"
+MODEL = "replay-demo"
+"""The Agentic-MME demo's model name too, so `pixelbox compare` puts the two demos side by side."""
 
 
 def _tag_scene() -> Image.Image:
@@ -177,14 +178,14 @@ def write_recordings(out: Path) -> Path:
     return out
 
 
-def run_demo(out: Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
+def run_demo(out: Path, suite_name: str, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
     """Tasks, recordings and verdicts written, the run played, scored and reported under ``out``."""
     from pixelbox.harness.agents.replay import ReplayAgent
     from pixelbox.harness.runner import run_tasks
     from pixelbox.harness.suites import SUITES
     from pixelbox.runtime.options import SandboxOptions
 
-    suite = SUITES.get("visualtoolbench")
+    suite = SUITES.get(suite_name)
     dataset = write_tasks(out / "tasks")
     recordings = write_recordings(out / "recordings")
     verdicts = out / "verdicts.json"

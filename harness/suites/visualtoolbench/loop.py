@@ -29,7 +29,6 @@ from pixelbox.harness.agents.messages import summarize_messages, text_part
 from pixelbox.harness.episode import EpisodeAborted, EpisodeOutcome, record_failed_start, redact
 from pixelbox.harness.episode.imagebook import ImageBook, ImageEntry
 from pixelbox.harness.suites import EpisodeContext
-from pixelbox.harness.web.guard import UrlGuard
 from pixelbox.runtime.errors import PixelboxError
 
 from .calculator import calculate
@@ -92,9 +91,7 @@ class VtbEpisode:
         self.task, self.agent, self.sandbox, self.context, self.settings = task, agent, sandbox, context, settings
         self.writer = context.writer
         self.book = ImageBook(context.images_dir, [])
-        web = context.web
-        cache = web.cache if web is not None else None
-        self.web = VtbWeb(cache, web.guard if web is not None else UrlGuard(), enabled=web is not None)
+        self.web = VtbWeb(context.web)
         paths = sandbox.paths
         self.save_dir = str(paths.workspace)
         self.inputs = {Path(p): f"{paths.inputs}/{name}" for p, name in zip(task.images, sandbox.inputs, strict=True)}

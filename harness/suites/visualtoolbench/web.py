@@ -8,8 +8,8 @@ coordinates (``/geo/1.0/direct``) then its *current* weather (``/data/2.5/weathe
 ``OPENWEATHER_API_KEY``) whatever the date asked. We do the same through our HTTP helpers: provider
 hosts are trusted configuration (``PIXELBOX_SERPAPI_URL`` and ``PIXELBOX_OPENWEATHER_URL`` point
 them elsewhere, e.g. a local server), the page URL is the model's and goes through the
-:class:`~pixelbox.harness.web.guard.UrlGuard`. Each call's provider data is stored in the task's
-:class:`~pixelbox.harness.web.cache.WebCache` (``record``/``auto``) and read back in ``replay``.
+:class:`~pixelbox.harness.web.guard.UrlGuard`. Each call goes through ``WebTools.cached``: its provider
+data is stored in the task's web cache (``record``/``auto``) and read back in ``replay``.
 Failures are results with ``status: "error"``, as officially; nothing here raises.
 """
 
@@ -20,11 +20,11 @@ import urllib.parse
 from html.parser import HTMLParser
 from typing import Any
 
-from pixelbox.harness.web.base import ProviderError
-from pixelbox.harness.web.cache import WebCache
+from pixelbox.harness.web import WebTools
+from pixelbox.harness.web.base import ProviderError, ToolResult
 from pixelbox.harness.web.guard import UrlGuard
 from pixelbox.harness.web.keys import require_key
-from pixelbox.harness.web.transport import guarded_get, is_web_url, request
+from pixelbox.harness.web.transport import check_reachable, guarded_get, is_web_url, request
 
 SERPAPI_URL = "https://serpapi.com"
 OPENWEATHER_URL = "https://api.openweathermap.org"
@@ -37,16 +37,13 @@ WEB_TOOL_NAMES = ("google_search", "browser_get_page_text", "historical_weather"
 
 
 class VtbWeb:
-    """The three web tools of one task: providers from the environment, ``cache`` for record/replay.
+    """The three web tools of one task over the run's :class:`~pixelbox.harness.web.WebTools` (its per-task
+    record/replay cache and URL guard); ``web`` None (the run has ``--web off``) answers every call with an
+    error result saying so."""
 
-    ``cache`` None (or mode ``off``) calls the providers without storing; ``enabled`` False (the run
-    has ``--web off``) answers every call with an error result saying so.
-    """
-
-    def __init__(self, cache: WebCache | None, guard: UrlGuard | None = None, *, enabled: bool = True) -> None:
-        self.cache = cache or WebCache(None, "off")
-        self.guard = guard or UrlGuard()
-        self.enabled = enabled
+    def __init__(self, web: WebTools | None) -> None:
+        self.web = web
+        self.guard = web.guard if web is not None else UrlGuard()
         self.serpapi_url = os.environ.get(SERPAPI_ENV, SERPAPI_URL).rstrip("/")
         self.weather_url = os.environ.get(OPENWEATHER_ENV, OPENWEATHER_URL).rstrip("/")
 
@@ -79,25 +76,16 @@ class VtbWeb:
     # -- record / replay ------------------------------------------------------------------------------------
 
     def _run(self, tool: str, key: dict[str, Any], fail: dict[str, Any], produce: Any) -> tuple[dict[str, Any], str]:
-        if not self.enabled:
+        if self.web is None:
             return {**fail, "error": "web tools are off in this run (pixelbox run --web record|replay|auto)"}, "none"
-        mode = self.cache.mode
-        if mode in ("replay", "auto"):
-            entry = self.cache.get(tool, key)
-            if entry is not None and (entry.ok or mode == "replay"):
-                return (entry.data or {**fail, "error": entry.error or "recorded as failed"}), "cache"
-            if mode == "replay":
-                return {
-                    **fail,
-                    "error": f"no recorded result for {tool} {key} (this run replays the web cache)",
-                }, "none"
-        try:
-            data = produce()
-        except ProviderError as exc:
-            self.cache.put(tool, key, ok=False, data=None, error=str(exc))
-            return {**fail, "error": str(exc)}, "provider"
-        self.cache.put(tool, key, ok=True, data=data, error=None)
-        return data, "provider"
+
+        def finish(data: dict[str, Any]) -> ToolResult:
+            return ToolResult(tool, key, True, str(data), data=data)
+
+        result = self.web.cached(tool, key, produce, finish)
+        if result.ok and result.data is not None:
+            return result.data, result.source
+        return {**fail, "error": result.error or "the call failed"}, result.source
 
     # -- providers ----------------------------------------------------------------------------------------------
 
@@ -220,3 +208,18 @@ def page_text(html: str) -> tuple[str, str]:
     text = "".join(parser.parts)
     pieces = (piece.strip() for line in text.splitlines() for piece in line.strip().split("  "))
     return parser.title or parser.h1 or "", " ".join(p for p in pieces if p)
+
+
+def check_providers(timeout: float = 10.0) -> list[str]:
+    """What stops a run that records web answers: a missing key, a provider host that does not answer."""
+    problems = []
+    for env, service, base, default in (
+        (SERP_KEY_ENV, "SerpAPI", SERPAPI_ENV, SERPAPI_URL),
+        (WEATHER_KEY_ENV, "OpenWeatherMap", OPENWEATHER_ENV, OPENWEATHER_URL),
+    ):
+        try:
+            require_key(None, env, service, "google_search" if service == "SerpAPI" else "historical_weather")
+            check_reachable(os.environ.get(base, default), service=service, timeout=timeout)
+        except ProviderError as exc:
+            problems.append(str(exc))
+    return problems
