@@ -24,7 +24,9 @@ def episode_page(record: dict[str, Any], assets: Path, meta: dict[str, str]) -> 
     parts = [
         card(_summary(score, view), "overview"),
         _tamper_block(score),
-        card("<h2>Checkpoints</h2>" + _checkpoint_table(score), "checkpoints-card"),
+        card("<h2>Rubrics</h2>" + _rubric_table(score), "rubrics-card")
+        if score.get("rubrics")
+        else card("<h2>Checkpoints</h2>" + _checkpoint_table(score), "checkpoints-card"),
         card("<h2>Where the model looked</h2>" + overlay_section(view, score, assets, slug), "overlays"),
         card("<h2>Conversation</h2>" + conversation_html(view, assets, slug), "conversation"),
         card("<h2>Operations that executed</h2>" + _events_table(view), "events-card"),
@@ -111,6 +113,22 @@ def _checkpoint_table(score: dict[str, Any]) -> str:
     )
     table = f"<div class='scroll'><table id='checkpoints'>{head}{rows}</table></div>"
     return table + (f"<p>Ordering:</p><ul>{orders}</ul>" if orders else "")
+
+
+def _rubric_table(score: dict[str, Any]) -> str:
+    """Rubric-judged suites (VisualToolBench): each rubric with its turn, weight, verdict and the judge's reason."""
+    head = "<tr><th>turn</th><th>rubric</th><th>weight</th><th>verdict</th><th>judge</th></tr>"
+    rows = []
+    for r in score["rubrics"]:
+        verdict = r.get("judge_result")
+        css = "pass" if verdict == "Met" else "fail" if verdict == "Not Met" else "na"
+        why = r.get("error") or r.get("explanation") or ""
+        rows.append(
+            f"<tr><td>{int(r.get('turn', 0)) + 1}</td><td>{escape(str(r.get('description') or r['rubric_id']))}</td>"
+            f"<td>{escape(str(r.get('weight')))}</td><td class='verdict {css}'>{escape(str(verdict or '—'))}</td>"
+            f"<td>{escape(str(why))}</td></tr>"
+        )
+    return f"<div class='scroll'><table id='rubrics'>{head}{''.join(rows)}</table></div>"
 
 
 def _evidence_cell(evidence: dict[str, Any]) -> str:

@@ -230,7 +230,11 @@ def test_single_turn_every_tool_then_rubric_scoring(tmp_path: Path, providers: A
     assert metrics["image_calls"] == 1 and metrics["cropped"] == 1.0 and metrics["ops"] >= 2
     assert scores["official"]["domain_results"] == {"STEM": {"accuracy": 0.0, "score": round(5 / 12, 4), "n": 1}}
     assert main(["report", str(run), "--suite", "visualtoolbench"]) == 0
-    assert "APR" in (run / "report.md").read_text()
+    report = (run / "report.md").read_text()
+    assert "## VisualToolBench figures as the official judge script reports them" in report
+    assert "| STEM | 1 | 0.0% | 41.7% |" in report
+    page = next((run / "report").glob("*single-atm.html")).read_text()
+    assert "id='rubrics'" in page and page.count("verdict fail'>Not Met") == 2
 
 
 def test_multi_turn_feeds_golden_answers_back(tmp_path: Path, providers: Any) -> None:

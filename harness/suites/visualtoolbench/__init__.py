@@ -115,7 +115,11 @@ class VisualToolBench(Suite):
     def write_report(self, run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
         from pixelbox.harness.scoring.run import write_report
 
-        return write_report(run_dir, include_infrastructure=include_infrastructure)
+        from .scoring import add_official_figures
+
+        paths = write_report(run_dir, include_infrastructure=include_infrastructure)
+        add_official_figures(Path(run_dir), paths)
+        return paths
 
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from .demo import run_demo

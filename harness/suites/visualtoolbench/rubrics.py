@@ -71,10 +71,12 @@ class Verdict:
     explanation: str = ""
     cached: bool = False
     error: str | None = None
+    description: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "rubric_id": self.rubric_id,
+            "description": self.description,
             "turn": self.turn,
             "weight": self.weight,
             "judge_result": self.result,
@@ -108,11 +110,15 @@ class LlmRubricJudge:
             try:
                 raw = self.endpoint.complete([{"role": "user", "content": prompt}], max_tokens=1024)
             except JudgeEndpointError as exc:
-                return Verdict(rubric.rubric_id, turn, rubric.weight, None, error=str(exc))
+                return Verdict(
+                    rubric.rubric_id, turn, rubric.weight, None, error=str(exc), description=rubric.description
+                )
             self.cache.put(self.judge_id, prompt, "", {"answer": raw})
         result, explanation = parse_judgement(raw)
         error = None if result else f"the judge's reply names neither Met nor Not Met: {raw[:200]!r}"
-        return Verdict(rubric.rubric_id, turn, rubric.weight, result, explanation, cached is not None, error)
+        return Verdict(
+            rubric.rubric_id, turn, rubric.weight, result, explanation, cached is not None, error, rubric.description
+        )
 
 
 class RecordedRubricJudge:
@@ -137,8 +143,8 @@ class RecordedRubricJudge:
             value = value.get("judge_result")
         if value not in (MET, NOT_MET):
             missing = f"no recorded verdict for task {task_id} turn {turn} rubric {rubric.rubric_id}"
-            return Verdict(rubric.rubric_id, turn, rubric.weight, None, error=missing)
-        return Verdict(rubric.rubric_id, turn, rubric.weight, str(value), "recorded", True)
+            return Verdict(rubric.rubric_id, turn, rubric.weight, None, error=missing, description=rubric.description)
+        return Verdict(rubric.rubric_id, turn, rubric.weight, str(value), "recorded", True, None, rubric.description)
 
 
 def build_rubric_judge(spec: str, cache_dir: Path) -> RubricJudge:

@@ -114,7 +114,7 @@ def score_episode(path: Path, judge: RubricJudge) -> dict[str, Any]:
         "level": None,
         "metrics": {"apr": apr, "ars": ars, **process},
         "infrastructure": view.infrastructure,
-        "tamper": bool(view.tampered_interactions),
+        "tamper": [{"interaction": i.index, "notices": list(i.notices)} for i in view.tampered_interactions],
         "failure": None,
         "judge": judge.judge_id,
         "unjudged": unjudged,
@@ -196,3 +196,33 @@ def score_lines(scores: dict[str, Any], run_dir: str | Path) -> list[str]:
 
 def _pct(value: Any) -> str:
     return "n/a" if value is None else f"{100 * float(value):.1f}%"
+
+
+def add_official_figures(root: Path, paths: dict[str, str]) -> None:
+    """Put the official summary (APR/ARS overall, per domain, eval focus and turn case) into report.json and
+    report.md beside the shared tables."""
+    official = json.loads((root / SCORES_FILE).read_text(encoding="utf-8")).get("official") or {}
+    report_json = Path(paths["json"])
+    report = json.loads(report_json.read_text(encoding="utf-8"))
+    report_json.write_text(json.dumps({**report, "official": official}, indent=1), encoding="utf-8")
+    lines = ["", "## VisualToolBench figures as the official judge script reports them", ""]
+    lines.append(
+        f"APR (overall_accuracy) {_pct(official.get('overall_accuracy'))}, ARS (overall_score) "
+        f"{_pct(official.get('overall_score'))}, over {official.get('total_examples', 0)} tasks "
+        f"({official.get('not_scored', 0)} not scored)."
+    )
+    for title, key in (
+        ("domain", "domain_results"),
+        ("eval focus", "eval_focus_results"),
+        ("turn case", "turncase_results"),
+    ):
+        rows = official.get(key) or {}
+        if rows:
+            lines += ["", f"| {title} | n | APR | ARS |", "|---|---|---|---|"]
+            lines += [
+                f"| {name or '-'} | {r['n']} | {_pct(r['accuracy'])} | {_pct(r['score'])} |" for name, r in rows.items()
+            ]
+    markdown = Path(paths["markdown"])
+    markdown.write_text(
+        markdown.read_text(encoding="utf-8").rstrip("\n") + "\n" + "\n".join(lines) + "\n", encoding="utf-8"
+    )
