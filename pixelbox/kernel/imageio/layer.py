@@ -51,8 +51,8 @@ class IOLayer:
         self.cell_end_callbacks: list[CellEndCallback] = []
         self.active = True
         self._saved_env: dict[str, str | None] = {}
-        self._bound: dict[str, tuple[Any, list[str]]] = {}
-        """Lineage key -> (pristine image, its variables), put back before each cell when the profile rebinds."""
+        self._bound: dict[str, tuple[str, list[str]]] = {}
+        """Lineage key -> (image file, its variables), opened again before each cell when the profile rebinds."""
 
     # -- re-entrancy -------------------------------------------------------------------------
 
@@ -196,7 +196,7 @@ class IOLayer:
                 for variable in variables:
                     self.shell.user_ns[variable] = loaded
                 self._lineage(recorder_link.register_root, loaded, f"input:{image.index}")
-                self._keep_pristine(f"input:{image.index}", loaded, variables)
+                self._keep_file(f"input:{image.index}", image.path, variables)
 
     def pre_run_cell(self, info: Any) -> None:
         """Reset the per-execution caps before each cell."""
@@ -248,20 +248,23 @@ class IOLayer:
                 image = opened.copy()
             self.shell.user_ns[variable] = image
             self._lineage(recorder_link.register_root, image, f"artifact:{record['index']}")
-            self._keep_pristine(f"artifact:{record['index']}", image, [variable])
+            self._keep_file(f"artifact:{record['index']}", str(record["path"]), [variable])
 
-    def _keep_pristine(self, key: str, image: Any, variables: list[str]) -> None:
+    def _keep_file(self, key: str, path: str, variables: list[str]) -> None:
         if self.profile.rebind_each_cell and variables:
-            self._bound[key] = (image.copy(), list(variables))
+            self._bound[key] = (path, list(variables))
 
     def _rebind(self) -> None:
-        """Put the preloaded and artifact variables back to fresh copies of their images (profiles that rebind)."""
+        """Set the preloaded and artifact variables again, each to its image file opened anew (lazily, so an
+        episode with many images costs no memory until a cell uses them), for profiles that rebind."""
         if not self._bound:
             return
+        from PIL import Image
+
         try:
             with self.guard():
-                for key, (pristine, variables) in self._bound.items():
-                    fresh = pristine.copy()
+                for key, (path, variables) in self._bound.items():
+                    fresh = Image.open(path)
                     for variable in variables:
                         self.shell.user_ns[variable] = fresh
                     self._lineage(recorder_link.register_root, fresh, key)
