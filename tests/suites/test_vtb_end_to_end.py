@@ -270,6 +270,32 @@ def test_multi_turn_feeds_golden_answers_back(tmp_path: Path, providers: Any) ->
         prompts = [b["messages"][-1]["content"] for b in judge.bodies()]
     assert "How big is the first picture?" in prompts[0] and "Model answer: It is 200x120." in prompts[0]
     assert "And the second one?" in prompts[1] and "Golden answer: Also 200x120." in prompts[1]
+    # the official layout: what run_judge_multi_turn.py reads, and the clean_rubrics file it requires
+    assert main(["export", str(run), "--suite", "visualtoolbench", "--out", str(tmp_path / "official")]) == 0
+    (exported,) = json.loads(
+        (
+            tmp_path / "official" / "multi_turn" / "vtb-model_w_tool_system_high_max_tool_calls_20_trial_1.json"
+        ).read_text()
+    )
+    assert exported["task_id"] == "multi" and exported["prompt_category"] == "generalist"
+    assert [t["model_answer"] for t in exported["turns"]] == ["It is 200x120.", "Also 200x120, and white."]
+    assert [t["golden_answer"] for t in exported["turns"]] == ["It is 200x120.", "Also 200x120."]
+    used = exported["turns"][1]["tool_use_list"]
+    assert [u["function_name"] for u in used] == ["python_image_processing"]
+    assert used[0]["observation"]["stdout"] == "(255, 255, 0)\n" and exported["turns"][1]["num_tool_calls"] == 1
+    (clean,) = json.loads((tmp_path / "official" / "multi_turn" / "clean_rubrics.json").read_text())
+    assert clean == {
+        "task_id": "multi",
+        "turns": [
+            {"rubrics": {"r1": {"description": "Gives the size '200x120'", "weight": 5}}},
+            {
+                "rubrics": {
+                    "r1": {"description": "Gives the size '200x120'", "weight": 4},
+                    "r2": {"description": "Says it is 'yellow'", "weight": 2},
+                }
+            },
+        ],
+    }
     metrics = json.loads((run / "scores.json").read_text())["episodes"][0]["score"]["metrics"]
     # pooled: 5 met + 4 met + 2 not met ('yellow' absent; weight 2 does not fail the task): ARS 9/11, APR 1
     assert metrics["ars"] == pytest.approx(9 / 11) and metrics["apr"] == 1.0

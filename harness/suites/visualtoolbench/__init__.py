@@ -121,6 +121,12 @@ class VisualToolBench(Suite):
         add_official_figures(Path(run_dir), paths)
         return paths
 
+    def export_run(self, run_dir: str | Path, out: str | Path) -> list[Any]:
+        """The official runners' result files and the ``clean_rubrics.json`` the official judge reads."""
+        from .export import export_vtb_run
+
+        return export_vtb_run(run_dir, out)
+
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from .demo import run_demo
 
