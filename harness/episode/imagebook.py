@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pixelbox.runtime.errors import PixelboxError
+
 
 @dataclass(frozen=True)
 class ImageEntry:
@@ -54,6 +56,8 @@ class ImageBook:
     def __init__(self, directory: Path, inputs: list[Path], input_names: list[str] | None = None) -> None:
         self.directory = directory
         self.entries: dict[int, ImageEntry] = {}
+        self.problems: list[str] = []
+        """Artifacts that were not kept because they changed after capture (what and why)."""
         names = input_names or [p.name for p in inputs]
         for index, (path, name) in enumerate(zip(inputs, names, strict=True)):
             self.entries[index] = _input_entry(index, name, path)
@@ -67,14 +71,28 @@ class ImageBook:
         """The image at ``index``, if there is one."""
         return self.entries.get(index)
 
-    def ingest(self, sandbox: Any, artifacts: list[dict[str, Any]], origin: str) -> list[ImageEntry]:
-        """Copy newly announced artifacts out of the sandbox; returns them in index order."""
+    def ingest(
+        self, sandbox: Any, artifacts: list[dict[str, Any]], origin: str, *, execution: Any = None
+    ) -> list[ImageEntry]:
+        """Copy newly announced artifacts out of the sandbox; returns them in index order.
+
+        Each copy must be the image the host verified at capture (``sha256``): one deleted or
+        rewritten since (by the kernel, after the host hashed it) is not kept, and the execution
+        that announced it (``execution``, when given) gets a notice and is flagged ``tampered``.
+        That is the episode's own doing, never a failure of the run.
+        """
         added = []
         for record in sorted(artifacts, key=lambda r: int(r["index"])):
             index = int(record["index"])
             if index in self.entries and self.entries[index].origin != "input":
                 continue
-            data = sandbox.download(str(record.get("relpath") or record.get("kernel_path") or record["path"]))
+            problem, data = _copy_of(sandbox, record)
+            if problem is not None:
+                self.problems.append(problem)
+                if execution is not None:
+                    execution.notices.append(f"trace integrity: {problem}")
+                    execution.tampered = True
+                continue
             entry = self._store(record, data, origin)
             self.entries.setdefault(index, entry)
             added.append(entry)
@@ -101,6 +119,19 @@ class ImageBook:
             sha256=hashlib.sha256(data).hexdigest(),
             origin=origin,
         )
+
+
+def _copy_of(sandbox: Any, record: dict[str, Any]) -> tuple[str | None, bytes]:
+    """The artifact's bytes as downloaded now, or why they are not the image the host verified."""
+    name = os.path.basename(str(record.get("name") or record.get("relpath") or "")) or f"image {record['index']}"
+    try:
+        data = sandbox.download(str(record.get("relpath") or record.get("kernel_path") or record["path"]))
+    except PixelboxError as exc:
+        return f"artifact {record['index']} ({name}) was removed or replaced after capture ({exc}); not kept", b""
+    expected = record.get("sha256")
+    if isinstance(expected, str) and hashlib.sha256(data).hexdigest() != expected:
+        return f"artifact {record['index']} ({name}) was rewritten after capture (its sha256 changed); not kept", b""
+    return None, data
 
 
 def _input_entry(index: int, name: str, path: Path) -> ImageEntry:

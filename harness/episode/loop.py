@@ -33,6 +33,7 @@ from pixelbox.harness.episode.observations import (
     tool_observation,
 )
 from pixelbox.harness.episode.prompts import PromptTemplates, prompt_values
+from pixelbox.harness.episode.reasons import failure_reason
 from pixelbox.harness.modes import ATOMIC, CODE, MODES, Mode
 from pixelbox.harness.tasks import Task
 from pixelbox.harness.tools import offered_tools
@@ -139,10 +140,10 @@ def play_until_end(loop: Callable[[], None], writer: TraceWriter) -> tuple[str, 
         return end.status, end.reason, end.answer
     except (PixelboxError, OSError) as exc:
         writer.error(where="runtime", message=str(exc), type=type(exc).__name__)
-        return "runtime_error", f"the sandbox failed: {type(exc).__name__}: {exc}", None
+        return "runtime_error", failure_reason("the sandbox failed: ", exc), None
     except Exception as exc:
         writer.error(where="harness", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
-        return "harness_error", f"{type(exc).__name__}: {exc}", None
+        return "harness_error", failure_reason("", exc), None
     return "harness_error", "the episode loop returned without ending the episode", None
 
 
@@ -283,7 +284,7 @@ class Episode:
         self.writer.action(round=self.budget.rounds, action_id=action_id, type="code", name="python", code=action.code)
         execution = self.sandbox.execute(action.code, timeout=self.budget.execution_timeout())
         self.budget.note_execution(execution.status)
-        images = self.book.ingest(self.sandbox, execution.artifacts, "code")
+        images = self.book.ingest(self.sandbox, execution.artifacts, "code", execution=execution)
         shown = "\n".join(
             t for t in (code_observation(execution, text_chars=self.config.text_chars), image_lines(images)) if t
         )
@@ -321,7 +322,7 @@ class Episode:
     def _run_atomic(self, call: ToolCall, action_id: str) -> tuple[str, list[ImageEntry]]:
         execution = call_tool(self.sandbox, call.name, call.arguments_json, timeout=self.budget.execution_timeout())
         self.budget.note_execution(execution.status)
-        images = self.book.ingest(self.sandbox, execution.artifacts, f"tool:{call.name}")
+        images = self.book.ingest(self.sandbox, execution.artifacts, f"tool:{call.name}", execution=execution)
         text = tool_observation(execution)
         self._observe(action_id, execution=execution, shown=text, images=images)
         return text, images
@@ -512,7 +513,7 @@ def record_failed_start(
     """Trace an episode that could not begin (no sandbox, or no agent for a caller tracing that): start, error,
     end. The runner does not trace agents that cannot be built: that is a setup error, not an episode."""
     status = "agent_error" if where == "agent" else "runtime_error"
-    reason = f"the {'agent' if where == 'agent' else 'sandbox'} could not start: {type(exc).__name__}: {exc}"
+    reason = failure_reason(f"the {'agent' if where == 'agent' else 'sandbox'} could not start: ", exc)
     writer.write(
         "episode_start", task=task.to_dict(), config=config.to_dict(), model=model, mode=config.mode, runtime=None
     )

@@ -126,7 +126,7 @@ def _add_download(result: ToolResult, sandbox: Any, book: ImageBook, timeout: fl
     name = f"{DOWNLOAD_DIR}/{(meta.get('sha256') or 'download')[:16]}-{len(book.entries)}{ext}"
     kernel_path = sandbox.upload(result.blob, name)
     execution = add_image(sandbox, kernel_path, str(result.args.get("url")), timeout=timeout)
-    added = book.ingest(sandbox, execution.artifacts, "download")
+    added = book.ingest(sandbox, execution.artifacts, "download", execution=execution)
     if execution.status != "ok":
         detail = execution.error.evalue if execution.error is not None else execution.status
         return WebOutcome(result, f"{result.text}\nError: the image could not be added: {detail}", execution)

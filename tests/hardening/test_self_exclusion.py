@@ -23,6 +23,7 @@ import pytest
 from tests.hardening.support import Target, assert_contained, assert_usable, attempt, message
 
 HARDENING_BACKENDS = ("local", "local-os", "runc", "runsc")
+HARDENING_OPTIONS = {"io": {"enabled": True, "profile": "generic"}}
 MARKER = "pbx-host-only-marker-7d1f"
 
 
@@ -126,3 +127,31 @@ def test_host_reads_of_the_ipc_directory_refuse_links(tmp_path: Path, host_file:
     assert "over" in refusal()
     (tmp_path / "ready.json").write_text('{"version": [' + "[" * 5000)
     assert refusal() == "the kernel's ready file is not valid JSON"
+
+
+@pytest.mark.parametrize("how", ["deleted", "rewritten"])
+def test_artifact_changed_after_capture_is_not_kept(target: Target, tmp_path: Path, how: str) -> None:
+    """The host hashed an artifact when its cell ended; the kernel then deletes it, or rewrites it
+    with the same size and restores its mtime, before the harness copies it. The copy is refused
+    (not silently downloaded again), the execution is flagged, and nothing raises: the episode goes
+    on, scored on what it really produced."""
+    from pixelbox.harness.episode.imagebook import ImageBook
+
+    saved = target.run("from PIL import Image\nImage.new('RGB', (20, 10), 'red').save('evidence.png')")
+    assert saved.status == "ok" and len(saved.artifacts) == 1, message(saved)
+    change = (
+        "import os\nos.remove('evidence.png')"
+        if how == "deleted"
+        else "import os\nst = os.stat('evidence.png')\ndata = bytearray(open('evidence.png', 'rb').read())\n"
+        "data[-20] ^= 0xFF\nopen('evidence.png', 'wb').write(bytes(data))"
+    )
+    if how == "rewritten" and not target.policy:  # the policy refuses os.utime; the hash decides anyway
+        change += "\nos.utime('evidence.png', ns=(st.st_atime_ns, st.st_mtime_ns))"
+    changed = target.run(change)
+    assert changed.status == "ok", message(changed)
+    book = ImageBook(tmp_path / "images", [])
+    assert book.ingest(target.sb, saved.artifacts, "code", execution=saved) == []
+    said = "rewritten" if how == "rewritten" else "removed"
+    assert saved.tampered and any(said in n for n in saved.notices), saved.notices
+    assert len(book.problems) == 1 and not book.entries
+    target.run("import os\nos.path.exists('evidence.png') and os.remove('evidence.png')")

@@ -10,6 +10,9 @@ from typing import Any
 
 from PIL import Image
 
+from pixelbox.cli.trace import finite
+from tests.conftest import require_backend
+
 CELL_1 = """\
 import os
 from PIL import Image
@@ -133,3 +136,52 @@ def test_audit_shows_what_was_written_beside_what_ran(tmp_path: Path) -> None:
     assert not third["available"] and "not valid Python" in third["reason"]
     human = trace(tmp_path, "--backend", "local", "--audit")
     assert "written, not run: rotate" in human.stdout and "branch at line 4 not taken" in human.stdout
+
+
+FORGED_INFINITY = """
+import json
+k = get_ipython().kernel
+s = k.session
+parent = k.get_parent()
+event = {"v": 1, "seq": 0, "exec": 1, "op": "io", "status": "ok", "api": "forged", "src": None, "inputs": [],
+         "output": "img:9", "params": {"x": float("inf"), "y": float("nan")}, "artifact": None, "error": None,
+         "t_ms": 1.0}
+mime = "application/vnd.pixelbox.event+json"
+content = json.dumps({"data": {mime: [event]}, "metadata": {}, "transient": {}}).encode()
+body = [s.pack(s.msg_header("display_data")), s.pack(parent["header"]), b"{}", content]
+k.iopub_socket.send_multipart([b"<IDS|MSG>", s.sign(body), *body])
+print("sent")
+"""
+
+
+def strict(line: str) -> dict[str, Any]:
+    """Parse one line as strict JSON: NaN and Infinity are not JSON."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return dict(json.loads(line, parse_constant=refuse))
+
+
+def test_json_output_is_strict_json_even_with_forged_non_finite_numbers(tmp_path: Path) -> None:
+    """A kernel that signs its own message with ``Infinity`` and ``NaN`` in a record (Python's JSON
+    writes them, the host's reader accepts them) cannot make ``--json`` print text that is not JSON."""
+    runc = require_backend("runc")  # the policy of the local backend refuses the kernel object
+    (tmp_path / "forge.py").write_text(FORGED_INFINITY)
+    done = trace(
+        tmp_path,
+        "--json",
+        "--backend",
+        runc["backend"],
+        "--runtime",
+        runc["runtime"],
+        cells=(str(tmp_path / "forge.py"),),
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stderr
+    forged = strict(lines[2])
+    assert forged["stdout"] == "sent\n", forged
+    assert finite({"a": [float("inf"), {"b": float("-inf"), "c": float("nan")}], "d": 1.5}) == {
+        "a": [None, {"b": None, "c": None}],
+        "d": 1.5,
+    }
