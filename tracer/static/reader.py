@@ -383,6 +383,8 @@ class _Reader(cst.CSTVisitor):
             else:
                 computed.append(key)
         op = _refine(_table()[api], api, literal)
+        if op == "alias":
+            return  # copies and spectrum reorderings share their source's id: no operation
         self.ops.append(WrittenOp(op, api, line, col, certain, literal, tuple(computed), self._enclosures()))
 
     def _note_site(self, node: cst.Call, line: int, col: int) -> None:

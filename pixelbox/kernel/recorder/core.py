@@ -227,7 +227,8 @@ class Recorder:
         result = left - right
         if type(result) is libs.ndarray:
             cell = self._cell(sys._getframe(1))
-            self._observe(lambda: invert_operator(left, right, result), "operator.sub", line, col, cell=cell)
+            labelled = self.registry.label(right) is not None
+            self._observe(lambda: invert_operator(left, right, result, labelled), "operator.sub", line, col, cell=cell)
         return result
 
     def inv(self, value: Any, line: int, col: int) -> Any:
@@ -253,7 +254,10 @@ class Recorder:
         if type(result) is libs.ndarray:
             api = {">": "operator.gt", ">=": "operator.ge", "<": "operator.lt", "<=": "operator.le"}[symbol]
             cell = self._cell(sys._getframe(2))
-            self._observe(lambda: compare(left, right, symbol, result), api, line, col, cell=cell)
+            known = self.registry.label
+            self._observe(
+                lambda: compare(left, right, symbol, result, lambda x: known(x) is not None), api, line, col, cell=cell
+            )
         return result
 
     # -- for the image I/O layer and atomic tools ---------------------------------------------

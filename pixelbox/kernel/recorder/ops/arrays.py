@@ -161,46 +161,84 @@ def _address(a: np.ndarray) -> int:
     return int(a.__array_interface__["data"][0])
 
 
-SPECS: list[tuple[str, str, Any]] = [
-    ("numpy.rot90", "rotate", rot90),
-    ("numpy.transpose", "other", np_transpose),
-    ("numpy.ndarray.transpose", "other", np_transpose),
-    ("numpy.swapaxes", "other", np_swapaxes),
-    ("numpy.ndarray.swapaxes", "other", np_swapaxes),
-    ("numpy.moveaxis", "other", np_moveaxis),
-    ("numpy.flip", "flip", np_flip),
-    ("numpy.fliplr", "flip", fixed_flip("horizontal")),
-    ("numpy.flipud", "flip", fixed_flip("vertical")),
-    ("numpy.invert", "invert", simple("invert")),
-    ("numpy.array", "convert", to_array),
-    ("numpy.asarray", "convert", to_array),
-    ("numpy.asanyarray", "convert", to_array),
-    ("numpy.ascontiguousarray", "convert", to_array),
-    ("numpy.copy", "alias", alias),
-    ("numpy.ndarray.copy", "alias", alias),
-    ("numpy.ndarray.astype", "alias", alias),
-    ("numpy.mean", "grayscale", channel_mean),
-    ("numpy.ndarray.mean", "grayscale", channel_mean),
-    ("numpy.clip", "other", simple("other", method="clip")),
-    ("numpy.ndarray.clip", "other", simple("other", method="clip")),
-    ("numpy.where", "other", simple("other", method="where")),
-    ("numpy.stack", "composite", stack),
-    ("numpy.hstack", "composite", stack),
-    ("numpy.vstack", "composite", stack),
-    ("numpy.dstack", "composite", stack),
-    ("numpy.concatenate", "composite", stack),
-] + [
-    (f"numpy.fft.{name}", "fft", simple("fft", method=name))
-    for name in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "fftshift", "ifftshift")
-]
+SPECS: list[tuple[str, str, Any]] = (
+    [
+        ("numpy.rot90", "rotate", rot90),
+        ("numpy.transpose", "other", np_transpose),
+        ("numpy.ndarray.transpose", "other", np_transpose),
+        ("numpy.swapaxes", "other", np_swapaxes),
+        ("numpy.ndarray.swapaxes", "other", np_swapaxes),
+        ("numpy.moveaxis", "other", np_moveaxis),
+        ("numpy.flip", "flip", np_flip),
+        ("numpy.fliplr", "flip", fixed_flip("horizontal")),
+        ("numpy.flipud", "flip", fixed_flip("vertical")),
+        ("numpy.invert", "invert", simple("invert")),
+        ("numpy.array", "convert", to_array),
+        ("numpy.asarray", "convert", to_array),
+        ("numpy.asanyarray", "convert", to_array),
+        ("numpy.ascontiguousarray", "convert", to_array),
+        ("numpy.copy", "alias", alias),
+        ("numpy.ndarray.copy", "alias", alias),
+        ("numpy.ndarray.astype", "alias", alias),
+        ("numpy.mean", "grayscale", channel_mean),
+        ("numpy.ndarray.mean", "grayscale", channel_mean),
+        ("numpy.clip", "other", simple("other", method="clip")),
+        ("numpy.ndarray.clip", "other", simple("other", method="clip")),
+        ("numpy.where", "other", simple("other", method="where")),
+        ("numpy.stack", "composite", stack),
+        ("numpy.hstack", "composite", stack),
+        ("numpy.vstack", "composite", stack),
+        ("numpy.dstack", "composite", stack),
+        ("numpy.concatenate", "composite", stack),
+    ]
+    + [
+        (f"numpy.fft.{name}", "fft", simple("fft", method=name))
+        for name in ("fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2")
+    ]
+    + [
+        # Reordering a spectrum is not another transform: the result keeps the spectrum's id
+        (f"numpy.fft.{name}", "alias", alias)
+        for name in ("fftshift", "ifftshift")
+    ]
+)
 
 
 # -- operators and slicing (called directly by the recorder, not through the table) -------------
 
 
-def invert_operator(left: Any, right: Any, result: Any) -> Observed | None:
+def pixel_data(value: Any, labelled: bool) -> bool:
+    """Whether an operator's array operand holds an image's pixels, not a computed mask.
+
+    An array shaped like an image is one for ``255 - a`` and ``a > t`` when it descends from an
+    image (``labelled``: it has an id), holds 8-bit or boolean data, or is not a centred mask: a
+    float array with no image ancestry that is mirror-symmetric about its centre on both axes was
+    computed from coordinate grids (``dist <= r ** 2``, ``1 - np.exp(-d2 / s)``, frequency-domain
+    masks); a picture is never exactly that symmetric.
+    """
+    if not is_image(value):
+        return False
+    return labelled or value.dtype in ("uint8", "bool") or not centred_mask(value)
+
+
+def centred_mask(value: Any) -> bool:
+    """A 2-D array mirror-symmetric about its centre on both axes (either centre convention)."""
+    import numpy as np  # loaded: ``value`` is an array
+
+    if value.ndim != 2 or min(value.shape) < 3 or value.dtype.kind not in "fc":
+        return False
+
+    def mirrored(axis: int) -> bool:
+        inner = value[1:] if axis == 0 else value[:, 1:]
+        return any(
+            np.allclose(part, np.flip(part, axis), rtol=1e-9, atol=1e-12, equal_nan=True) for part in (value, inner)
+        )
+
+    return mirrored(0) and mirrored(1)
+
+
+def invert_operator(left: Any, right: Any, result: Any, labelled: bool = True) -> Observed | None:
     """``255 - a`` on 8-bit images and ``1 - a`` / ``1.0 - a`` on float images are inversions."""
-    if not is_image(right) or not is_image(result) or isinstance(right, libs.pil_image):
+    if isinstance(right, libs.pil_image) or not pixel_data(right, labelled) or not is_image(result):
         return None
     full = 255 if right.dtype == "uint8" else 1
     if left == full:
@@ -214,13 +252,20 @@ def bitwise_invert(value: Any, result: Any) -> Observed | None:
     return None
 
 
-def compare(left: Any, right: Any, symbol: str, result: Any) -> Observed | None:
-    """``image > t`` (any of > >= < <=, either side) is a binary threshold at ``t``."""
+def compare(left: Any, right: Any, symbol: str, result: Any, labelled: Any = None) -> Observed | None:
+    """``image > t`` (any of > >= < <=, either side) is a binary threshold at ``t``.
+
+    ``labelled(x)`` says whether ``x`` has an image id (see :func:`pixel_data`); without it every
+    image-shaped operand counts.
+    """
     import numpy as np  # loaded: ``result`` is an array
 
-    if is_image(left) and np.isscalar(right) and is_image(result):
+    def known(x: Any) -> bool:
+        return pixel_data(x, labelled is None or labelled(x))
+
+    if not isinstance(left, libs.pil_image) and known(left) and np.isscalar(right) and is_image(result):
         source, value, above = left, right, symbol in (">", ">=")
-    elif is_image(right) and np.isscalar(left) and is_image(result):
+    elif not isinstance(right, libs.pil_image) and known(right) and np.isscalar(left) and is_image(result):
         source, value, above = right, left, symbol in ("<", "<=")
     else:
         return None
@@ -328,9 +373,11 @@ __all__ = [
     "axes_obs",
     "axis_permutation",
     "bitwise_invert",
+    "centred_mask",
     "compare",
     "invert_operator",
     "is_transposed_view",
+    "pixel_data",
     "size_of",
     "subscript",
 ]

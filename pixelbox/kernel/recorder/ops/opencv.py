@@ -6,12 +6,14 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from pixelbox.contract.geometry import Affine, crop_map, is_right_angle
+from pixelbox.contract.geometry import Affine, crop_map, is_right_angle, scale_map
 from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import size_of
 from pixelbox.kernel.recorder.ops.base import (
+    CHAINED,
     Args,
     Observed,
+    Virtual,
     flip_obs,
     image_or_none,
     num,
@@ -204,8 +206,35 @@ def filter_2d(a: Args) -> Observed:
     return Observed(op, [a.get(0, "src")], a.result, params)
 
 
-def imread(a: Args) -> Observed:
-    return Observed("io", [], image_or_none(a.result), {"action": "open", "path": str(a.get(0, "filename"))}, None)
+_REDUCED_FACTORS = {16: 2, 32: 4, 64: 8}  # IMREAD_REDUCED_*_2/4/8 (colour when bit 0 is set)
+
+
+def imread(a: Args) -> Observed | list[Observed]:
+    """A read; flags that transform the image are recorded as what they do.
+
+    ``IMREAD_REDUCED_*_N`` is a read then a 1/N resize; ``IMREAD_GRAYSCALE`` (and a reduced
+    grayscale read) is a read then a grayscale conversion, when the result has one channel.
+    """
+    result = image_or_none(a.result)
+    opened = {"action": "open", "path": str(a.get(0, "filename"))}
+    flags = a.get(1, "flags")
+    if result is None or flags is None or isinstance(flags, bool):
+        return Observed("io", [], result, opened, None)
+    flags = int(flags)
+    factor = _REDUCED_FACTORS.get(flags & 0x70, 1) if flags > 0 else 1
+    gray = flags >= 0 and not flags & 1 and not flags & 4 and len(result.shape) == 2
+    if factor == 1 and not gray:
+        return Observed("io", [], result, opened, None)
+    w, h = size_of(result)
+    read_size = (w * factor, h * factor)
+    chain = [Observed("io", [], Virtual(read_size) if factor > 1 or gray else result, {**opened, "flags": flags}, None)]
+    if factor > 1:
+        out = Virtual((w, h)) if gray else result
+        params = {"size": [w, h], "scale": [round(1 / factor, 4)] * 2, "method": "imread_reduced"}
+        chain.append(Observed("resize", [CHAINED], out, params, scale_map(read_size, (w, h))))
+    if gray:
+        chain.append(Observed("grayscale", [CHAINED], result, {"method": "imread"}))
+    return chain
 
 
 def imwrite(a: Args) -> Observed:
