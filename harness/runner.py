@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -35,7 +36,7 @@ from pixelbox.harness.modes import Mode
 from pixelbox.harness.preflight import check_services
 from pixelbox.harness.streak import FailureStreak
 from pixelbox.harness.suites import DEFAULT_SUITE, SUITES, EpisodeContext, Suite, SuiteTask
-from pixelbox.harness.traces import RunDirectory, select_shard
+from pixelbox.harness.traces import RunDirectory, TraceBuffer, select_shard
 from pixelbox.harness.web import CacheMode, WebCache, WebTools
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.profiles import PROFILES
@@ -166,6 +167,7 @@ def run_tasks(
     suite: str | Suite = DEFAULT_SUITE,
     preflight: bool = False,
     max_consecutive_failures: int = 0,
+    executor: EpisodeExecutor | None = None,
 ) -> RunSummary:
     """Run ``tasks`` (or shard ``(i, n)`` of them) in ``mode``, writing traces under ``out_dir``; resumable.
 
@@ -177,7 +179,10 @@ def run_tasks(
     ``preflight`` checks the
     agent's endpoint (and the web providers in record mode) once before the first episode.
     ``max_consecutive_failures`` (0: never) stops scheduling episodes after that many infrastructure
-    failures in a row; the summary's ``stopped`` says so, and calling again resumes.
+    failures in a row; the summary's ``stopped`` says so, and calling again resumes. ``executor`` says
+    where episodes play (default: a :class:`ThreadExecutor` of ``concurrency`` threads on this host;
+    ``pixelbox.ray.RayExecutor`` spreads them over a Ray cluster); whichever it is, this process alone
+    writes the traces.
 
     Raises :class:`RunSetupError` (before any episode starts, nothing marked finished) when the
     agent or the web tools of the first task to run cannot be built, and
@@ -198,13 +203,13 @@ def run_tasks(
     run = RunDirectory.open(out_dir, _run_config(config, options, web, concurrency, shard, player_suite.name))
     retry = RETRYABLE_STATUSES if retry_failed else ()
     web_factory = web.tools_for if isinstance(web, WebConfig) else web
-    player = _Player(run, config, options, agent_factory, web_factory, player_suite)
+    player = Player(run, EpisodeSpec(config, options, agent_factory, web_factory, player_suite))
     first = next((task for task in selected if run.needs_run(task.task_id, retry)), None)
     if first is not None:
         player.prepare_first(first, preflight)  # RunSetupError / PreflightError before anything is started
     pending = run.pending(selected, retry)
     streak = FailureStreak(max_consecutive_failures)
-    played = _play_all(player, pending, concurrency, progress, streak)
+    played = _play_all(player, pending, executor or ThreadExecutor(concurrency), progress, streak)
     summary = _summary(run, selected, len(pending), played)
     summary.stopped = streak.to_dict(played.not_started)
     return summary
@@ -213,41 +218,19 @@ def run_tasks(
 # -- one episode ---------------------------------------------------------------------------------------
 
 
-class _Player:
-    """Plays single episodes of a run (thread-safe: every episode has its own objects)."""
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """Everything but the task and the trace that one episode needs; picklable (given picklable
+    factories), so an episode can be played in another process or on another machine."""
 
-    def __init__(
-        self,
-        run: RunDirectory,
-        config: EpisodeConfig,
-        options: SandboxOptions,
-        agent_factory: AgentFactory,
-        web_factory: WebFactory | None,
-        suite: Suite,
-    ) -> None:
-        self.run, self.config, self.options, self.suite = run, config, options, suite
-        self.agent_factory, self.web_factory = agent_factory, web_factory
-        self.stop = threading.Event()
-        """Set when the run is interrupted: episodes stop at their next step, unfinished."""
-        self.halt = threading.Event()
-        """Set when infrastructure failures stopped the run: no new episode starts, running ones finish."""
-        self._prepared: dict[str, tuple[Agent, WebTools | None]] = {}
+    config: EpisodeConfig
+    options: SandboxOptions
+    agent_factory: AgentFactory
+    web_factory: WebFactory | None
+    suite: Suite
 
-    def prepare_first(self, task: SuiteTask, preflight: bool = False) -> None:
-        """Build the first task's agent and web tools now (and check their services when ``preflight``);
-        :class:`RunSetupError` or :class:`~pixelbox.harness.preflight.PreflightError` when that fails."""
-        try:
-            self._prepared[task.task_id] = self._build(task)
-            if preflight:
-                check_services(*self._prepared[task.task_id], self.suite.check_web)
-        except EpisodeSetupError as exc:
-            raise RunSetupError(
-                f"cannot start the run: {exc}. No episode was started and nothing was marked finished; "
-                "fix the agent settings (for pixelbox run: --agent and its recording path, the API key "
-                "variable, --base-url) or the web settings, then run the same command again"
-            ) from exc.__cause__
-
-    def _build(self, task: SuiteTask) -> tuple[Agent, WebTools | None]:
+    def build(self, task: SuiteTask) -> tuple[Agent, WebTools | None]:
+        """The task's agent and web tools; :class:`EpisodeSetupError` when either cannot be built."""
         what = "the agent"
         try:
             agent = self.agent_factory(task)
@@ -259,34 +242,18 @@ class _Player:
             ) from exc
         return agent, web
 
-    def play(self, task: SuiteTask) -> EpisodeOutcome | None:
-        """Run one task to a finished trace and its summary file (None when the run was stopped first).
-
-        An agent or web tools that cannot be built raise :class:`EpisodeSetupError` before the trace
-        is created, so the task stays unfinished and is redone on resume.
-        """
-        if self.stop.is_set() or self.halt.is_set():
-            return None
-        prepared = self._prepared.pop(task.task_id, None)
-        agent, web = prepared if prepared is not None else self._build(task)
-        writer = self.run.start_episode(task.task_id)
-        try:
-            outcome = self._play(task, writer, agent, web)
-        finally:
-            writer.close()
-        self.run.finish(task.task_id)
-        return outcome
-
-    def _play(self, task: SuiteTask, writer: Any, agent: Agent, web: WebTools | None) -> EpisodeOutcome:
-        context = EpisodeContext(
-            self.make_sandbox,
-            self.config,
-            writer,
-            self.run.images_dir(task.task_id),
-            web,
-            self.run.root,
-            self.stop.is_set,
-        )
+    def play(
+        self,
+        task: SuiteTask,
+        writer: Any,
+        images_dir: Path,
+        run_root: Path,
+        should_stop: Callable[[], bool],
+        built: tuple[Agent, WebTools | None] | None = None,
+    ) -> EpisodeOutcome:
+        """Play ``task`` into ``writer``, keeping image copies in ``images_dir`` (paths relative to ``run_root``)."""
+        agent, web = built if built is not None else self.build(task)
+        context = EpisodeContext(self.make_sandbox, self.config, writer, images_dir, web, run_root, should_stop)
         return self.suite.run_episode(task, agent, context)
 
     def make_sandbox(self, task: SuiteTask) -> Any:
@@ -295,6 +262,105 @@ class _Player:
 
         options = episode_options(self.options, self.config, len(task.images), self.suite.artifacts_after_inputs)
         return Sandbox(options, inputs=list(task.images))
+
+
+@dataclass
+class DetachedEpisode:
+    """An episode played away from the run directory: its trace records and where its images are.
+
+    ``staging`` stands in for the run directory: the records name images relative to it
+    (``episodes/<task_id>.images/...``), as they will be relative to the run directory once landed.
+    """
+
+    task_id: str
+    outcome: EpisodeOutcome
+    records: list[dict[str, Any]]
+    staging: Path
+    images: list[str] = field(default_factory=list)
+    """Image files under ``staging``, relative to it."""
+
+
+def play_detached(spec: EpisodeSpec, task: SuiteTask, staging: str | Path) -> DetachedEpisode:
+    """Play one episode with its trace in memory and its images under ``staging`` (a scratch directory).
+
+    What a remote worker runs; :meth:`Player.land` writes the result into the run directory.
+    """
+    root = Path(staging)
+    images_dir = root / "episodes" / f"{task.task_id}.images"
+    buffer = TraceBuffer(root / "episodes" / f"{task.task_id}.jsonl")
+    outcome = spec.play(task, buffer, images_dir, root, lambda: False)
+    buffer.close()
+    found = images_dir.rglob("*") if images_dir.is_dir() else iter(())
+    images = sorted(str(p.relative_to(root)) for p in found if p.is_file())
+    return DetachedEpisode(task.task_id, outcome, buffer.records, root, images)
+
+
+class Player:
+    """Plays the episodes of a run (thread-safe: every episode has its own objects) and lands those
+    played elsewhere; the only writer of the run's traces."""
+
+    def __init__(self, run: RunDirectory, spec: EpisodeSpec) -> None:
+        self.run, self.spec = run, spec
+        self.config, self.suite = spec.config, spec.suite
+        self.stop = threading.Event()
+        """Set when the run is interrupted: episodes stop at their next step, unfinished."""
+        self.halt = threading.Event()
+        """Set when infrastructure failures stopped the run: no new episode starts, running ones finish."""
+        self._prepared: dict[str, tuple[Agent, WebTools | None]] = {}
+        self._landing = threading.Lock()
+
+    def prepare_first(self, task: SuiteTask, preflight: bool = False) -> None:
+        """Build the first task's agent and web tools now (and check their services when ``preflight``);
+        :class:`RunSetupError` or :class:`~pixelbox.harness.preflight.PreflightError` when that fails."""
+        try:
+            self._prepared[task.task_id] = self.spec.build(task)
+            if preflight:
+                check_services(*self._prepared[task.task_id], self.suite.check_web)
+        except EpisodeSetupError as exc:
+            raise RunSetupError(
+                f"cannot start the run: {exc}. No episode was started and nothing was marked finished; "
+                "fix the agent settings (for pixelbox run: --agent and its recording path, the API key "
+                "variable, --base-url) or the web settings, then run the same command again"
+            ) from exc.__cause__
+
+    def play(self, task: SuiteTask) -> EpisodeOutcome | None:
+        """Run one task here to a finished trace and its summary file (None when the run was stopped first).
+
+        An agent or web tools that cannot be built raise :class:`EpisodeSetupError` before the trace
+        is created, so the task stays unfinished and is redone on resume.
+        """
+        if self.stopping():
+            return None
+        prepared = self._prepared.pop(task.task_id, None)
+        built = prepared if prepared is not None else self.spec.build(task)
+        writer = self.run.start_episode(task.task_id)
+        try:
+            images = self.run.images_dir(task.task_id)
+            outcome = self.spec.play(task, writer, images, self.run.root, self.stop.is_set, built)
+        finally:
+            writer.close()
+        self.run.finish(task.task_id)
+        return outcome
+
+    def stopping(self) -> bool:
+        """Whether no new episode may start (interrupted, or halted after failures in a row)."""
+        return self.stop.is_set() or self.halt.is_set()
+
+    def land(self, episode: DetachedEpisode, place_images: Callable[[str, Path], None]) -> EpisodeOutcome | None:
+        """Write an episode played elsewhere into the run: images first (``place_images(relative, target)``
+        puts each file), then the trace, then its summary. The task's identity decides: when its trace
+        is already finished (a duplicate delivery), nothing is written and None is returned."""
+        task_id = episode.task_id
+        with self._landing:
+            if not self.run.needs_run(task_id):
+                return None
+            self.run.set_aside(task_id)
+            for relative in episode.images:
+                place_images(relative, self.run.root / relative)
+            with self.run.start_episode(task_id) as writer:
+                writer.append_records(episode.records)
+            self.run.finish(task_id)
+        return episode.outcome
 
 
 def episode_options(
@@ -324,8 +390,49 @@ class _Played:
     not_started: list[str] = field(default_factory=list)
 
 
+Settle = Callable[[SuiteTask, Callable[[], "EpisodeOutcome | None"]], None]
+"""``settle(task, result)``: ``result()`` gives the episode's outcome (None: not played, or a duplicate)
+or raises what went wrong; settle records it, updates the progress bar and the failure streak."""
+
+
+class EpisodeExecutor(ABC):
+    """Where a run's episodes play. It calls ``settle(task, result)`` once per task it was given, from
+    any thread; ``result`` is called inside settle, so a failure in it is counted like an episode's."""
+
+    @abstractmethod
+    def play_all(self, player: Player, tasks: list[SuiteTask], settle: Settle) -> None:
+        """Play ``tasks`` (in order of submission), settling each; return when all are settled."""
+
+
+class ThreadExecutor(EpisodeExecutor):
+    """``concurrency`` episodes at a time in threads of this process (``pixelbox run --concurrency``)."""
+
+    def __init__(self, concurrency: int = 1) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.concurrency = concurrency
+
+    def play_all(self, player: Player, tasks: list[SuiteTask], settle: Settle) -> None:
+        def one(task: SuiteTask) -> None:
+            settle(task, lambda: player.play(task))
+
+        if self.concurrency == 1:
+            for task in tasks:
+                one(task)
+            return
+        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="pixelbox-episode")
+        try:
+            for future in as_completed([pool.submit(one, task) for task in tasks]):
+                future.result()
+        except KeyboardInterrupt:
+            player.stop.set()  # running episodes stop at their next step, unfinished; resume redoes them
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+
+
 def _play_all(
-    player: _Player, tasks: list[SuiteTask], concurrency: int, progress: bool, streak: FailureStreak
+    player: Player, tasks: list[SuiteTask], executor: EpisodeExecutor, progress: bool, streak: FailureStreak
 ) -> _Played:
     played = _Played()
     lock = threading.Lock()
@@ -333,10 +440,10 @@ def _play_all(
         total=len(tasks), disable=not progress, desc=f"episodes ({player.config.mode})", unit="ep", file=sys.stderr
     )
 
-    def one(task: SuiteTask) -> None:
+    def settle(task: SuiteTask, result: Callable[[], EpisodeOutcome | None]) -> None:
         failure: str | None = None
         try:
-            outcome = player.play(task)
+            outcome = result()
             if outcome is None:
                 if player.halt.is_set():
                     with lock:
@@ -364,28 +471,11 @@ def _play_all(
             bar.update(1)
 
     try:
-        if concurrency == 1:
-            for task in tasks:
-                one(task)
-        else:
-            _in_pool(one, tasks, concurrency, player.stop)
+        executor.play_all(player, tasks, settle)
     finally:
         bar.close()
     played.not_started.sort(key=[t.task_id for t in tasks].index)
     return played
-
-
-def _in_pool(one: Callable[[SuiteTask], None], tasks: list[SuiteTask], concurrency: int, stop: threading.Event) -> None:
-    """Run ``one`` over ``tasks`` in threads; on Ctrl-C, tell running episodes to stop, then wait for them."""
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="pixelbox-episode")
-    try:
-        for future in as_completed([pool.submit(one, task) for task in tasks]):
-            future.result()
-    except KeyboardInterrupt:
-        stop.set()  # running episodes stop at their next step, unfinished; resume redoes them
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
 
 
 def _status_line(outcome: EpisodeOutcome) -> str:

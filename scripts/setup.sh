@@ -120,8 +120,8 @@ setup_venv() {
         step ".venv: up to date"
         return
     fi
-    step ".venv: installing pixelbox[dev] (editable)"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "${repo}[dev]" </dev/null
+    step ".venv: installing pixelbox[dev,ray] (editable)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "${repo}[dev,ray]" </dev/null
     echo "$wanted" >"$stamp"
 }
 

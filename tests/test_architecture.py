@@ -11,7 +11,8 @@ module, else to ``package``. The layers, lowest first (``docs/architecture.md``)
     tracer   pixelbox.tracer      -> base, and the kernel modules in pixelbox.kernel.HOST_SHARED
     runtime  pixelbox.runtime     -> tracer, base (and HOST_SHARED)
     harness  pixelbox.harness     -> runtime, tracer, base (and HOST_SHARED)
-    cli      pixelbox.cli         -> harness, runtime, tracer, base (and HOST_SHARED)
+    ray      pixelbox.ray         -> harness, runtime, tracer, base (and HOST_SHARED)
+    cli      pixelbox.cli         -> ray, harness, runtime, tracer, base (and HOST_SHARED)
 """
 
 from __future__ import annotations
@@ -31,14 +32,15 @@ SOURCES = {
     "harness": "pixelbox.harness",
     "images": "pixelbox.images",
 }
-LAYERS = ("base", "kernel", "tracer", "runtime", "harness", "cli")
+LAYERS = ("base", "kernel", "tracer", "runtime", "harness", "ray", "cli")
 ALLOWED: dict[str, set[str]] = {
     "base": {"base"},
     "kernel": {"base", "kernel"},
     "tracer": {"base", "tracer"},
     "runtime": {"base", "tracer", "runtime"},
     "harness": {"base", "tracer", "runtime", "harness"},
-    "cli": {"base", "tracer", "runtime", "harness", "cli"},
+    "ray": {"base", "tracer", "runtime", "harness", "ray"},
+    "cli": {"base", "tracer", "runtime", "harness", "ray", "cli"},
 }
 HOST_ONLY_BASE = ("pixelbox.registry",)
 """Base modules the kernel may not import (they are not shipped into the image)."""
@@ -63,7 +65,7 @@ def layer_of(module: str) -> str:
     """The layer a module belongs to."""
     parts = module.split(".")
     second = parts[1] if len(parts) > 1 else ""
-    if second in ("kernel", "tracer", "runtime", "harness", "cli"):
+    if second in ("kernel", "tracer", "runtime", "harness", "ray", "cli"):
         return second
     return "base"
 
@@ -121,7 +123,7 @@ def test_every_import_points_down_the_layers() -> None:
     for module, targets in graph().items():
         layer = layer_of(module)
         for target in targets:
-            if target in HOST_SHARED and layer in ("tracer", "runtime", "harness", "cli"):
+            if target in HOST_SHARED and layer in ("tracer", "runtime", "harness", "ray", "cli"):
                 continue
             if layer_of(target) not in ALLOWED[layer]:
                 upward.append(f"{module} ({layer}) imports {target} ({layer_of(target)})")
@@ -145,7 +147,7 @@ def test_host_code_reaches_the_kernel_only_through_the_contract() -> None:
     internal = [
         f"{module} imports the kernel internal {target}"
         for module, targets in graph().items()
-        if layer_of(module) in ("tracer", "runtime", "harness", "cli")
+        if layer_of(module) in ("tracer", "runtime", "harness", "ray", "cli")
         for target in targets
         if layer_of(target) == "kernel" and target not in HOST_SHARED
     ]

@@ -105,17 +105,34 @@ class TraceWriter:
 
     def write(self, kind: str, **fields: Any) -> dict[str, Any]:
         """Append one record and make it durable; returns the record as written."""
-        if self._fd is None:
-            raise ValueError(f"trace {self.path} is closed")
         if kind not in RECORD_KINDS:
             raise ValueError(f"unknown trace record kind {kind!r}; known: {', '.join(RECORD_KINDS)}")
         record = {"v": TRACE_VERSION, "seq": self.seq, "t": round(self._clock(), 6), "kind": kind, **fields}
-        line = encode_record(record).encode("utf-8")
-        os.write(self._fd, line)
+        return self._append([encode_record(record)])[0]
+
+    def append_records(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Append records written elsewhere (a :class:`TraceBuffer` on another machine), as they are.
+
+        They keep their ``seq`` and ``t``; each must be a known kind numbered on from this trace, so
+        the file reads exactly as if it had been written here. One fsync for the lot.
+        """
+        for offset, record in enumerate(records):
+            if record.get("kind") not in RECORD_KINDS or record.get("seq") != self.seq + offset:
+                raise ValueError(
+                    f"record {offset} for {self.path} is kind {record.get('kind')!r} with seq {record.get('seq')!r}; "
+                    f"expected a known kind with seq {self.seq + offset}"
+                )
+        self._append([encode_record(record) for record in records])
+
+    def _append(self, lines: Sequence[str]) -> list[dict[str, Any]]:
+        if self._fd is None:
+            raise ValueError(f"trace {self.path} is closed")
+        data = "".join(lines).encode("utf-8")
+        os.write(self._fd, data)
         if self._fsync:
             os.fsync(self._fd)
-        self.seq += 1
-        return json.loads(line)
+        self.seq += len(lines)
+        return [json.loads(line) for line in lines]
 
     def episode_start(self, *, task: Any, config: Any, model: str, mode: str, runtime: Any = None) -> dict[str, Any]:
         """The first record: what is being run, with what, on what."""
@@ -154,6 +171,34 @@ class TraceWriter:
     ) -> dict[str, Any]:
         """The last record; its presence is what makes an episode finished."""
         return self.write("episode_end", status=status, reason=reason, answer=answer, totals=dict(totals or {}))
+
+
+class TraceBuffer(TraceWriter):
+    """A trace kept in memory: what an episode played on another machine writes, for the driver to append.
+
+    Same records, numbering and clock as :class:`TraceWriter`; :attr:`records` holds them in order.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        self._fsync = False
+        self._fd = None
+        self._open = True
+        self.seq = 0
+        self.records: list[dict[str, Any]] = []
+
+    def close(self) -> None:
+        """Refuse further records (idempotent)."""
+        self._open = False
+
+    def _append(self, lines: Sequence[str]) -> list[dict[str, Any]]:
+        if not self._open:
+            raise ValueError(f"trace {self.path} is closed")
+        written = [json.loads(line) for line in lines]
+        self.records.extend(written)
+        self.seq += len(lines)
+        return written
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -342,7 +387,7 @@ class RunDirectory:
                 if not self.summary_path(task.task_id).is_file():
                     self.finish(task.task_id)
                 continue
-            self._set_aside(task.task_id)
+            self.set_aside(task.task_id)
             todo.append(task)
         return todo
 
@@ -366,7 +411,8 @@ class RunDirectory:
         found = self.episodes.glob(f"{task_id}.jsonl.partial-*")
         return sorted(found, key=lambda p: int(p.name.rsplit("-", 1)[1]))
 
-    def _set_aside(self, task_id: str) -> None:
+    def set_aside(self, task_id: str) -> None:
+        """Move the task's trace and images (if any) aside as ``.partial-N`` and drop its summary."""
         trace = self.trace_path(task_id)
         images = self.images_dir(task_id)
         moving = [p for p in (trace, images) if p.exists()]

@@ -103,6 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also rerun finished episodes that ended in agent_error, runtime_error or harness_error",
     )
     _add_failure_arguments(parser)
+    _add_ray_arguments(parser)
     parser.add_argument(
         "--no-progress",
         action="store_true",
@@ -158,6 +159,56 @@ def _add_failure_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not check the agent endpoint (and web providers in record mode) before the first episode",
     )
+
+
+def _add_ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """Playing the episodes on a Ray cluster (``pixelbox[ray]``; docs/scale.md)."""
+    group = parser.add_argument_group("scaling out on Ray (pip install 'pixelbox[ray]'; docs/scale.md)")
+    group.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="play episodes as Ray tasks: ADDRESS of a cluster (auto: the one this machine joined), "
+        "or no ADDRESS to start a local one; --concurrency is then ignored",
+    )
+    group.add_argument(
+        "--ray-store",
+        default=None,
+        metavar="URL",
+        help="run store for episode images: a directory every node reaches, or an fsspec URL "
+        "(s3://bucket/prefix...); default OUT/.store",
+    )
+    group.add_argument(
+        "--ray-attempts",
+        type=positive(int),
+        default=3,
+        metavar="N",
+        help="tries per episode when its worker or node dies (default 3)",
+    )
+    group.add_argument(
+        "--ray-in-flight",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="episodes submitted and not yet written at once (default: twice the cluster's sandbox capacity)",
+    )
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """The Ray executor for ``--ray`` (None: threads on this host)."""
+    if args.ray is None:
+        if args.ray_store or args.ray_in_flight:
+            raise ValueError("--ray-store and --ray-in-flight need --ray [ADDRESS]")
+        return None
+    try:
+        from pixelbox.ray import RayExecutor, connect, default_store
+    except ImportError as exc:
+        raise ValueError(f"--ray needs the ray extra: pip install 'pixelbox[ray]' ({exc})") from None
+    connect(None if args.ray == "local" else args.ray)
+    store = args.ray_store or default_store(args.out)
+    return RayExecutor(store, attempts=args.ray_attempts, in_flight=args.ray_in_flight)
 
 
 def positive(kind: type[float] | type[int], zero: bool = False) -> Any:
@@ -233,6 +284,7 @@ def _run(args: argparse.Namespace) -> int:
         suite=suite,
         preflight=not args.no_preflight,
         max_consecutive_failures=args.max_consecutive_failures,
+        executor=_executor(args),
     )
     report(summary, as_json=args.json)
     complete = summary.finished == summary.total and not summary.failed
