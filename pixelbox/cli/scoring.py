@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from pixelbox.cli.command import Command, add_suite_argument, harness_errors
 
@@ -37,12 +38,38 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Write report.json, report.md and the HTML report from a scored run."""
+    """Write report.json, report.md and the HTML report from a scored run; with several runs, each run's report
+    (by the suite its scores name) and one page putting them side by side, the same model across suites."""
     from pixelbox.harness.suites import SUITES
 
-    suite = SUITES.get(args.suite)
-    paths = suite.write_report(args.run_dir, include_infrastructure=True if args.include_infrastructure else None)
-    print(json.dumps(paths, indent=1))
+    include = True if args.include_infrastructure else None
+    if len(args.run_dir) == 1:
+        paths = SUITES.get(args.suite).write_report(args.run_dir[0], include_infrastructure=include)
+        print(json.dumps(paths, indent=1))
+        return 0
+    for run_dir in args.run_dir:
+        paths = SUITES.get(_scored_suite(run_dir, args.suite)).write_report(run_dir, include_infrastructure=include)
+        print(f"{run_dir}: {paths['html']}")
+    return _side_by_side(args.run_dir, args.out)
+
+
+def _scored_suite(run_dir: str, fallback: str) -> str:
+    """The suite a scored run's records name (``fallback`` when they name none)."""
+    from pixelbox.harness.scoring.run import read_scores
+
+    named = {str(r["score"].get("suite")) for r in read_scores(Path(run_dir))["episodes"] if r["score"].get("suite")}
+    return named.pop() if len(named) == 1 else fallback
+
+
+def _side_by_side(runs: list[str], out: str) -> int:
+    from pixelbox.cli.compare import summary_text
+    from pixelbox.harness.compare import build_comparison, load_systems, write_comparison
+
+    systems = load_systems(runs, [])
+    comparison = build_comparison(systems)
+    paths = write_comparison(Path(out), comparison, systems)
+    print(summary_text(comparison))
+    print(f"side by side: {paths['html']}")
     return 0
 
 
@@ -81,7 +108,12 @@ def _score_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir")
+    parser.add_argument(
+        "run_dir", nargs="+", help="a scored run; several runs (any suites) also get one page side by side"
+    )
+    parser.add_argument(
+        "--out", default="report-across", help="with several runs: where the side-by-side page goes (report-across)"
+    )
     parser.add_argument(
         "--include-infrastructure", action="store_true", help=INFRA_HELP + " (default: as chosen when scoring)"
     )

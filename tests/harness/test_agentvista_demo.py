@@ -66,3 +66,11 @@ def test_demo_and_a_cross_suite_comparison(tmp_path: Path) -> None:
     assert across["agentvista"]["metric"] == "Accuracy" and across["agentvista"]["value"] == 1.0
     assert across["agentic-mme"]["metric"] == "Acc" and across["agentic-mme"]["n"] == 1
     assert "agentvista" in (tmp_path / "cmp" / "index.html").read_text()
+
+    # one `pixelbox report` over both runs: each run's own report, and the two side by side
+    code, printed = _cli("report", str(tmp_path / "av" / "run"), str(mme), "--out", str(tmp_path / "both"))
+    assert code == 0, printed
+    assert "Accuracy" in printed and "Acc" in printed and "side by side: " in printed
+    both = json.loads((tmp_path / "both" / "compare.json").read_text())
+    assert set(both["across_suites"]["models"]["demo-vista · gen"]) == {"agentvista", "agentic-mme"}
+    assert (mme / "report" / "index.html").is_file()
