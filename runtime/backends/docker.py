@@ -292,6 +292,7 @@ class DockerBackend(Backend):
             network_mode="none",
             read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={int(options.tmpfs_size)},mode=1777"},
+            shm_size=int(options.tmpfs_size),  # /dev/shm capped like /tmp (and like a local kernel's)
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             pids_limit=options.pids + (RUNSC_PIDS_HEADROOM if self.runtime == "runsc" else 0),

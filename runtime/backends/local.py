@@ -37,6 +37,9 @@ from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import ROOT_PREFIX, Layout, owner_of
 
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+SHM = "/dev/shm"
 PR_SET_NO_NEW_PRIVS = 38
 """prctl option: execve() can no longer raise privileges (setuid/setgid bits, file capabilities)."""
 UID_RANGE = (110_000, 170_000)
@@ -234,6 +237,9 @@ class LocalBackend(Backend):
                 "open_files": options.max_open_files,
             },
             "environment": "scrubbed (explicit allow-list only)",
+            "dev_shm": f"private tmpfs of {int(options.tmpfs_size)} bytes (own mount namespace)"
+            if handle.uid is not None
+            else "the host's /dev/shm (not private: the host is not root)",
         }
 
 
@@ -269,6 +275,24 @@ def _make_cgroup(layout: Layout, options: SandboxOptions) -> tuple[KernelCgroup 
     return cgroup, cgroup.create()
 
 
+def _private_shm(unshare: Any, shm_options: bytes) -> None:
+    """Give the kernel a /dev/shm of its own: a capped tmpfs in a private mount namespace.
+
+    The host's /dev/shm is world-writable host memory outside the workspace cap, and what a
+    kernel leaves there outlives it. In a mount namespace of its own (mounts not propagated
+    back), a fresh tmpfs of ``tmpfs_size`` bytes covers it; its pages count against the
+    kernel's memory cgroup and vanish with the kernel's last process. If that cannot be done
+    the kernel is not started (the pre-exec hook raises, and the start fails saying why).
+    """
+    mount = _libc.mount
+    if (
+        unshare(CLONE_NEWNS) != 0
+        or mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0
+        or mount(b"tmpfs", SHM.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_options) != 0
+    ):
+        raise OSError(ctypes.get_errno(), f"a private {SHM} could not be mounted for the kernel")
+
+
 def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | None, *, memory_by_cgroup: bool) -> Any:
     """Build the pre-exec hook: runs in the child between fork and exec.
 
@@ -289,6 +313,7 @@ def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | No
     procs_files = cgroup.procs_files() if cgroup is not None else []
     unshare = _libc.unshare
     prctl = _libc.prctl
+    shm_options = f"size={int(options.tmpfs_size)},mode=1777".encode()
 
     def hook() -> None:
         for procs in procs_files:
@@ -296,6 +321,7 @@ def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | No
                 handle.write(str(os.getpid()))
         if uid is not None:
             unshare(CLONE_NEWNET)
+            _private_shm(unshare, shm_options)
         for which, value in limits:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))

@@ -111,14 +111,17 @@ def assert_gone(evidence: dict[str, Any]) -> None:
         assert not left, f"container {evidence['container']} left behind"
     if evidence["uid"]:
         left = _living(processes_of_uid(evidence["uid"]))
-        for _ in range(100):  # SIGKILLed stragglers leave /proc once the host's init reaps them
-            if not left:
-                break
+        deadline = time.monotonic() + REAP_WAIT_S  # SIGKILLed stragglers leave /proc once init reaps them
+        while left and time.monotonic() < deadline:
             time.sleep(0.05)
             left = _living(left)
         assert not left, f"processes of kernel uid {evidence['uid']} left behind: {left}"
     groups = pixelbox_groups(root.name)  # a local kernel's group is named root.name; containers' add a suffix
     assert not groups, f"cgroups left behind: {groups}"
+
+
+REAP_WAIT_S = 30.0
+"""How long killed processes may take to be reaped on a busy host before they count as left behind."""
 
 
 def _living(pids: list[int]) -> list[int]:

@@ -1,4 +1,4 @@
-"""OpenCV: ``imwrite``/``imread`` redirected, ``imshow`` captured, GUI calls made harmless.
+"""OpenCV: ``imwrite``/``imwritemulti``/``imread`` redirected, ``imshow`` captured, GUI calls made harmless.
 
 The kernel runs headless OpenCV, where ``imshow`` and ``waitKey`` raise "not implemented";
 model code written for a desktop calls them anyway, so they become captures and no-ops.
@@ -44,7 +44,9 @@ def install(layer: IOLayer, patcher: Patcher) -> None:
 
 
 def _patch(layer: IOLayer, patcher: Patcher, cv2: ModuleType) -> None:
-    patcher.replace(cv2, "imwrite", lambda original: _imwrite(layer, original))
+    patcher.replace(cv2, "imwrite", lambda original: _imwrite(layer, original, "cv2.imwrite"))
+    if hasattr(cv2, "imwritemulti"):  # a multi-page file is one artifact (its pages counted for the pixel cap)
+        patcher.replace(cv2, "imwritemulti", lambda original: _imwrite(layer, original, "cv2.imwritemulti"))
     patcher.replace(cv2, "imread", lambda original: _imread(layer, original))
     patcher.replace(cv2, "imshow", lambda original: _imshow(layer, cv2, original))
     for name in _WINDOW_CALLS:
@@ -68,7 +70,15 @@ def _no_key() -> Any:
     return no_key
 
 
-def _imwrite(layer: IOLayer, original: Any) -> Any:
+def _pixels(image: Any) -> int | None:
+    """Pixels of one image, or of every page of a sequence (``imwritemulti``)."""
+    if isinstance(image, (list, tuple)):
+        counts = [pixel_count(page) for page in image]
+        return sum(c for c in counts if c is not None) if counts and None not in counts else None
+    return pixel_count(image)
+
+
+def _imwrite(layer: IOLayer, original: Any, api: str) -> Any:
     def imwrite(*args: Any, **kwargs: Any) -> Any:
         filename = args[0] if args else kwargs.get("filename")
         target = layer.save_target(filename)
@@ -85,7 +95,7 @@ def _imwrite(layer: IOLayer, original: Any) -> Any:
 
         try:
             result, _ = layer.capture(
-                asked=asked, kind="saved", api="cv2.imwrite", ext=ext, write=write, obj=image, pixels=pixel_count(image)
+                asked=asked, kind="saved", api=api, ext=ext, write=write, obj=image, pixels=_pixels(image)
             )
         except _WriteFailed:
             return False
