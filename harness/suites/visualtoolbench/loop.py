@@ -7,10 +7,9 @@ Every tool call of a reply is run, in order; each gets a ``tool`` message holdin
 ``str()`` of its result dict, and a call that saved images is followed by a user message showing
 them. A turn that reaches ``max_rounds`` rounds with tool calls ends with :data:`LIMIT_ANSWER`.
 
-The code tools run in one sandbox per episode; before every code call but the first the kernel is
-restarted (a fresh namespace, files kept: the official tool ``exec``s each call in new globals) and
-given the names the official tool predefines (``Image``, ``np``, ``cv2``, ``plt``,
-``PROCESSED_IMAGE_SAVE_PATH``). ``stateful=True`` keeps one kernel instead. Unlike the official
+The code tools run in one sandbox per episode, each call in a fresh namespace holding the names the
+official tool predefines (:mod:`.interpreter`: the kernel is restarted and prepared in the background
+after each call, files kept). ``stateful=True`` keeps one kernel instead. Unlike the official
 runner, the code runs isolated with the full builtins (the official one restricts builtins to 17
 names in the harness process), and every executed operation is traced.
 """
@@ -32,6 +31,7 @@ from pixelbox.harness.suites import EpisodeContext
 from pixelbox.runtime.errors import PixelboxError
 
 from .calculator import calculate
+from .interpreter import Interpreter
 from .tasks import VtbTask
 from .tools import CALCULATOR, CODE_TOOLS, IMAGE_TOOL, tool_schemas
 from .web import WEB_TOOL_NAMES, VtbWeb
@@ -47,10 +47,6 @@ When the user gives you an image and a problem whose visual evidence is small, u
 6. Use the other tools (search, web pages, calculator, Python) when the question needs them.
 7. Tool calls are limited, so use them with care."""
 """Our wording of the official "high" system prompt (``--system-prompt FILE`` replaces it)."""
-SETUP_CELL = (
-    "from PIL import Image\nimport numpy as np\nimport cv2\nimport matplotlib\nmatplotlib.use('Agg')\n"
-    "import matplotlib.pyplot as plt\nPROCESSED_IMAGE_SAVE_PATH = {save_dir!r}\n"
-)
 
 
 @dataclass(frozen=True)
@@ -79,7 +75,11 @@ def run_vtb_episode(task: VtbTask, agent: Agent, context: EpisodeContext, settin
     except Exception as exc:
         return record_failed_start(task, agent.model, context.config, context.writer, "runtime", exc)  # type: ignore[arg-type]
     try:
-        return VtbEpisode(task, agent, sandbox, context, settings).run()
+        episode = VtbEpisode(task, agent, sandbox, context, settings)
+        try:
+            return episode.run()
+        finally:
+            episode.interpreter.close()
     finally:
         sandbox.close()
 
@@ -96,6 +96,7 @@ class VtbEpisode:
         self.save_dir = str(paths.workspace)
         self.inputs = {Path(p): f"{paths.inputs}/{name}" for p, name in zip(task.images, sandbox.inputs, strict=True)}
         self.rounds = self.calls = self.code_runs = 0
+        self.interpreter = Interpreter(sandbox, self.save_dir, settings.execution_timeout, stateful=settings.stateful)
         self.answers: list[str] = []
 
     # -- the episode -----------------------------------------------------------------------------------------
@@ -257,8 +258,7 @@ class VtbEpisode:
             refused = {"ok": "false", "stdout": "", "stderr": "code must be a non-empty string"}
             self._observe_result(action_id, name, arguments, refused, "none")
             return refused, []
-        self._fresh_namespace()
-        execution = self.sandbox.execute(code, timeout=self.settings.execution_timeout)
+        execution = self.interpreter.run(code)
         self.code_runs += 1
         added = self.book.ingest(self.sandbox, execution.artifacts, f"tool:{name}")
         if name == IMAGE_TOOL:
@@ -281,17 +281,6 @@ class VtbEpisode:
             images=[entry.to_dict(self.context.run_root) for entry in added],
         )
         return result, added
-
-    def _fresh_namespace(self) -> None:
-        """Restart the kernel (unless stateful, or nothing ran yet) and predefine the official names."""
-        if self.code_runs and not self.settings.stateful:
-            self.sandbox.restart()
-        elif self.code_runs:
-            return
-        setup = self.sandbox.execute(SETUP_CELL.format(save_dir=self.save_dir), timeout=self.settings.execution_timeout)
-        if setup.status != "ok":
-            detail = setup.error.evalue if setup.error else setup.status
-            raise _Stop("runtime_error", f"the sandbox could not be prepared for a code call: {detail}")
 
     def _observe_result(
         self, action_id: str, tool: str, arguments: dict[str, Any], result: dict[str, Any], source: str
