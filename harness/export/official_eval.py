@@ -431,12 +431,14 @@ def evaluate_run(
             continue
         hits[cid] = hit
         results[cid] = {"axis": axis, "passed": bool(passed), "hit_index": hit, **extra}
-    ordering = [_ordering(oc, results, hits) for oc in process.get("ordering_constraints") or []]
+    ordering = [ordering_verdict(oc, results, hits) for oc in process.get("ordering_constraints") or []]
     scores, efficiency = _scores(checkpoints, results, ordering, process.get("efficiency") or {}, run_meta, entries)
     return OfficialRun(results, hits, ordering, scores, efficiency, final_answer(task, answer), scorer.tool_checks)
 
 
-def _ordering(constraint: dict[str, Any], results: dict[str, Any], hits: dict[str, int | None]) -> dict[str, Any]:
+def ordering_verdict(
+    constraint: dict[str, Any], results: dict[str, Any], hits: dict[str, int | None]
+) -> dict[str, Any]:
     max_gap = int(constraint.get("max_gap", 0))
     indices: list[int] = []
     ok = True

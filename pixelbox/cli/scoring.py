@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from pixelbox.cli.command import Command, add_suite_argument, harness_errors
 
@@ -18,23 +19,76 @@ INFRA_HELP = (
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    """Score every episode of a run with the given judges (default: the suite's); prints the summary."""
+    """Score every episode of a run with the given judges (default: the suite's); prints the summary.
+
+    ``--semantics official`` (Agentic-MME) scores the run's official export as the official evaluator
+    does and writes its summary files; ``both`` (the default) does both and lists where they disagree.
+    """
     from pixelbox.harness.scoring.score import ScoringOptions
     from pixelbox.harness.suites import SUITES
 
     suite = SUITES.get(args.suite)
     judges = args.judge or list(suite.default_judges)
-    options = ScoringOptions(trust_tampered=args.trust_tampered, replay=not args.no_replay)
-    result = suite.score_run(
-        args.run_dir,
-        judges,
-        progress=not args.quiet,
-        options=options,
-        include_infrastructure=args.include_infrastructure,
-    )
-    for line in suite.score_lines(result, args.run_dir):
-        print(line)
+    semantics = args.semantics if args.suite == "agentic-mme" else "verified"
+    result = None
+    if semantics in ("verified", "both"):
+        options = ScoringOptions(trust_tampered=args.trust_tampered, replay=not args.no_replay)
+        result = suite.score_run(
+            args.run_dir,
+            judges,
+            progress=not args.quiet,
+            options=options,
+            include_infrastructure=args.include_infrastructure,
+        )
+        for line in suite.score_lines(result, args.run_dir):
+            print(line)
+    if semantics in ("official", "both"):
+        _official(args.run_dir, judges, result)
     return 0
+
+
+def _official(run_dir: str, judges: list[str], verified: dict[str, Any] | None) -> None:
+    """The official semantics: scored export, summary files, and the comparison with ours."""
+    from pixelbox.harness.export.official_score import official_score_run
+    from pixelbox.harness.export.semantics import episode_rows, summary_lines
+    from pixelbox.harness.scoring.judges import parse_endpoint
+
+    spec = next((j for j in judges if j.startswith("openai:")), None)
+    endpoint = parse_endpoint(spec) if spec else None
+    root, summaries, errors = official_score_run(run_dir, endpoint)
+    for line in summary_lines(summaries):
+        print(line)
+    if endpoint is None:
+        print(
+            "official: no --judge openai:MODEL[@URL] given, so visual checks and search checkpoints fail (as the "
+            "official evaluator's do when its API is unreachable)"
+        )
+    elif errors:
+        print(f"official: {errors} judge call(s) failed and counted as failed checks")
+    if verified is None:
+        return
+    rows, disagreements = episode_rows(verified, Path(root))
+    print("| task | mode | acc verified | acc official | V verified | V official | overthink | penalty |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        v, o = row["verified"], row["official"]
+        print(
+            f"| {row['task_id']} | {row['mode']} | {v['acc']} | {o['acc']} | {_num(v['v'])} | {_num(o['v'])} "
+            f"| {_num(v['overthink'])} | {_num(o['penalty'])} |"
+        )
+    print(f"{len(disagreements)} disagreement(s) between verified and official semantics")
+    for item in disagreements:
+        print(
+            f"- {item['task_id']} [{item['mode']}] {item['what']}: verified {item['verified']}, "
+            f"official {item['official']}: {item['reason']}"
+        )
+    (Path(run_dir) / "semantics.json").write_text(
+        json.dumps({"episodes": rows, "disagreements": disagreements}, indent=1, default=str), encoding="utf-8"
+    )
+
+
+def _num(value: object) -> str:
+    return "-" if value is None else f"{float(value):.2f}"  # type: ignore[arg-type]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -93,6 +147,13 @@ def _score_arguments(parser: argparse.ArgumentParser) -> None:
         "--judge", action="append", help=f"V_true/S judge, repeatable: {JUDGE_SPECS} (default: the suite's)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--semantics",
+        choices=("official", "verified", "both"),
+        default="both",
+        help="Agentic-MME: verified (ours), official (the official evaluator's, on our export; writes "
+        "RUN/official/runs/scores/), or both with their disagreements (default)",
+    )
     parser.add_argument("--include-infrastructure", action="store_true", help=INFRA_HELP)
     parser.add_argument(
         "--trust-tampered",

@@ -1,0 +1,88 @@
+"""``pixelbox score --semantics``: the official evaluator's verdicts and summary file, beside ours.
+
+The runs are the export tests' (two demo tasks, both modes, a web search in between). Judges answer
+from a loopback OpenAI-compatible server (``scripts/official_judge_server.py``: tesseract reads the
+image; a search passes when the expected text is in the results). The expected official figures
+were derived by running the official ``evaluation/eval_runs_search.py`` unmodified on the same
+export with the same judge server (``/work/oracles/amme-judge/compare.py``): final answer 2/2, V 1.0
+from 2 runs, no S, average penalty 0.1 (the official reading counts the search and the listed ops:
+3 calls against a reference of 2, and 2 against 1), no perfect case, pass rates 1.0, L1 and L2 one
+run each; the official ordering O1 passes (entries 1 and 2 in code mode) where ours does not.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from pixelbox.cli import main
+from tests.harness.test_export import MODE_DIRS, runs  # noqa: F401  (the module fixture)
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
+
+
+@pytest.fixture(scope="module")
+def judge_url() -> Iterator[str]:
+    spec = importlib.util.spec_from_file_location("judge_server", ROOT / "scripts" / "official_judge_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), module.Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("mode", ["gen", "atm"])
+def test_official_semantics_reproduce_the_official_evaluator(
+    runs: Path,  # noqa: F811
+    judge_url: str,
+    mode: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run = runs / mode
+    argv = ["score", str(run), "--judge", "geometric", "--judge", f"openai:judge@{judge_url}", "--quiet"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    official = MODE_DIRS[mode]
+    summary = json.loads((run / "official" / "runs" / "scores" / f"{official}_replay-demo_scored.json").read_text())
+    assert (summary["mode"], summary["model"], summary["count"]) == (official, "replay-demo", 2)
+    overall = summary["overall_scores"]
+    assert (overall["final_answer_correct_count"], overall["avg_V"], overall["total_v_cases"]) == (2, 1.0, 2)
+    assert (overall["avg_S"], overall["total_s_cases"], overall["avg_penalty"]) == (0.0, 0, 0.1)
+    assert (overall["perfect_cases"], overall["checkpoint_pass_rate_50"], overall["checkpoint_pass_rate_80"]) == (
+        0,
+        1.0,
+        1.0,
+    )
+    assert sorted(summary["level_scores"]) == ["L1", "L2"]
+    assert summary["overthink_analysis"]["cases_overthink"] == 2
+    folder = run / "official" / "runs" / official / "replay-demo" / "0005"
+    scored = json.loads((folder / "result_scored.json").read_text())
+    assert set(scored["eval"]["scores"]) == {"S", "V", "base", "penalty"}
+    assert "| acc verified | acc official |" in out
+    assert f"- demo-crop-rotate-tag [{mode}] ordering O1: verified False, official True" in out
+    assert f"- demo-crop-sign [{mode}] efficiency: verified False, official True" in out
+    if mode == "gen":
+        assert "official reading lists: google_search, crop; executed: crop, resize, google_search" in out
+
+
+def test_verified_only_writes_no_official_files(runs: Path, tmp_path: Path) -> None:  # noqa: F811
+    copy = tmp_path / "run"
+    shutil.copytree(runs / "gen", copy, ignore=shutil.ignore_patterns("official"))
+    assert main(["score", str(copy), "--judge", "geometric", "--quiet", "--semantics", "verified"]) == 0
+    assert not (copy / "official").exists()
+    assert main(["score", str(copy), "--quiet", "--semantics", "official"]) == 0
+    summary = json.loads((copy / "official" / "runs" / "scores" / "general_replay-demo_scored.json").read_text())
+    overall = summary["overall_scores"]
+    assert overall["avg_V"] == 0.25, "no judge: every visual check fails, as officially; tool-only checkpoints pass"
+    assert overall["final_answer_correct_count"] == 2
