@@ -78,7 +78,12 @@ def test_pixelbox_demo_end_to_end_on_the_local_backend(demo_output: DemoOutput) 
     out, printed = demo_output.out, demo_output.printed
     assert demo_output.code == 0, printed
     assert "gen  5  100%    100%    100%" in printed and "atm  5  100%    100%    100%" in printed
-    assert "12/12 checkpoints agree" in printed
+    # the one disagreement: the official reading of code does not see ImageOps.mirror (demo-flip-mirror, gen)
+    assert "11/12 checkpoints agree" in printed
+    rows = json.loads((out / "runs" / "vtool_comparison.json").read_text())
+    assert [(r["task_id"], r["mode"], r["ours"], r["official"]) for r in rows if r["ours"] != r["official"]] == [
+        ("demo-flip-mirror", "gen", True, False)
+    ]
     for name in ("runs/report/index.html", "runs/report.md", "runs/report.json", "runs/scores.json"):
         assert (out / name).is_file(), name
     scores = json.loads((out / "runs" / "scores.json").read_text())
