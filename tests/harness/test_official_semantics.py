@@ -86,3 +86,78 @@ def test_verified_only_writes_no_official_files(runs: Path, tmp_path: Path) -> N
     overall = summary["overall_scores"]
     assert overall["avg_V"] == 0.25, "no judge: every visual check fails, as officially; tool-only checkpoints pass"
     assert overall["final_answer_correct_count"] == 2
+
+
+@pytest.fixture(scope="module")
+def second_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The second task set (``tests/harness/second_set.py``) run in both modes."""
+    from pixelbox.harness.tasks import load_tasks
+    from tests.harness.demo_runs import run_mode, web_cache
+    from tests.harness.second_set import second_recordings, write_second_set
+
+    root = tmp_path_factory.mktemp("second")
+    with pytest.warns(Warning):
+        tasks = load_tasks(write_second_set(root))
+    web = web_cache(root / "web", tasks)
+    for mode in ("gen", "atm"):
+        recordings = second_recordings(root / "recordings" / mode, mode, tasks)
+        summary = run_mode(root / mode, mode, tasks, recordings=recordings, web=web)  # type: ignore[arg-type]
+        assert summary.counts == {"answered": 3}, summary.failed
+    return root
+
+
+# Derived by running the official evaluator unmodified on these runs' export with the loopback judge.
+SECOND_HITS = {
+    "gen": {
+        "0101": {"S1": (True, 0), "V1": (True, 1), "V2": (True, 2), "R1": (True, 5)},
+        "0102": {"S1": (False, None), "V1": (True, 0), "V2": (False, None)},
+        "9": {"V1": (True, 1), "V2": (None, None)},
+    },
+    "atm": {
+        "0101": {"S1": (True, 1), "V1": (True, 0), "V2": (True, 2), "R1": (True, 3)},
+        "0102": {"S1": (False, None), "V1": (True, 0), "V2": (False, None)},
+        "9": {"V1": (True, 0), "V2": (None, None)},
+    },
+}
+SECOND_SCORES = {
+    "0101": {"S": 1.0, "V": 1.0, "base": 1.0, "penalty": 0.25, "PQS": 0.75},
+    "0102": {"S": 0.0, "V": 0.5, "R": 0.0, "base": 0.25, "penalty": 0.0, "PQS": 0.25},
+    "9": {"S": None, "V": 1.0, "R": 1.0, "base": 1.0, "penalty": 1.0, "PQS": 0.0},
+}
+
+
+@pytest.mark.parametrize("mode", ["gen", "atm"])
+def test_second_set_official_verdicts_and_summary(
+    second_runs: Path, judge_url: str, mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = second_runs / mode
+    assert main(["score", str(run), "--judge", "geometric", "--judge", f"openai:judge@{judge_url}", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    name = MODE_DIRS[mode]
+    summary = json.loads((run / "official" / "runs" / "scores" / f"{name}_replay-demo_scored.json").read_text())
+    hits = {
+        Path(r["run_dir"]).name: {
+            c: (x.get("passed"), x.get("hit_index")) for c, x in r["eval"]["checkpoint_results"].items()
+        }
+        for r in summary["results"]
+    }
+    assert hits == SECOND_HITS[mode]
+    for record in summary["results"]:
+        scores = record["eval"]["scores"]
+        want = SECOND_SCORES[Path(record["run_dir"]).name]
+        assert {k: scores[k] for k in want} == want
+    overall = summary["overall_scores"]
+    assert (overall["avg_S"], overall["total_s_cases"], overall["avg_V"], overall["avg_penalty"]) == (
+        0.5,
+        2,
+        0.8333,
+        0.4167,
+    )
+    assert (overall["final_answer_correct_count"], overall["perfect_cases"], overall["total_tool_calls"]) == (3, 0, 6)
+    assert (overall["checkpoint_pass_rate_50"], overall["checkpoint_pass_rate_80"]) == (0.6667, 0.6667)
+    assert {k: v["total_cases"] for k, v in summary["level_scores"].items()} == {"L1": 1, "L3": 1}, "level '2' as text"
+    thinking = summary["overthink_analysis"]
+    assert (thinking["cases_overthink"], thinking["cases_optimal"], thinking["cases_exceeded_max"]) == (1, 1, 1)
+    assert thinking["human_tool_usage"] == {"crop": 3, "rotate": 2, "google_search": 1, "google_lens_search": 1}
+    assert (run / "official" / "runs" / name / "replay-demo" / "0102" / "orig_1.png").is_file()
+    assert "second-tag" in out
