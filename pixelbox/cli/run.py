@@ -53,8 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agent",
         required=True,
-        metavar="openai:MODEL|replay:PATH",
-        help="openai:MODEL (an OpenAI-compatible endpoint) or replay:FILE_OR_DIR",
+        metavar="openai:MODEL|deepeyes:MODEL|thyme:MODEL|replay:PATH",
+        help="openai:MODEL (an OpenAI-compatible endpoint; deepeyes:/thyme: drive it as the official DeepEyes/Thyme "
+        "runners do, tools in <tool_log> text) or replay:FILE_OR_DIR",
     )
     parser.add_argument(
         "--mode",
@@ -303,10 +304,11 @@ def _budgets(args: argparse.Namespace, defaults: BudgetLimits) -> BudgetLimits:
 
 
 def agent_factory(args: argparse.Namespace) -> Any:
-    """``openai:MODEL`` or ``replay:PATH`` -> a function making one agent per task."""
+    """``openai:``, ``deepeyes:``, ``thyme:MODEL`` or ``replay:PATH`` -> a function making one agent per task."""
     kind, _, target = str(args.agent).partition(":")
-    if kind == "openai" and target:
+    if kind in ("openai", "deepeyes", "thyme") and target:
         from pixelbox.harness.agents import OpenAIAgent
+        from pixelbox.harness.agents.variants import TextToolAgent
 
         config = OpenAIConfig(
             model=target,
@@ -317,7 +319,9 @@ def agent_factory(args: argparse.Namespace) -> Any:
             request_timeout=args.request_timeout,
             retry=RetryPolicy(max_attempts=args.max_attempts, base_delay=args.retry_delay),
         )
-        return lambda task: OpenAIAgent(config)
+        if kind == "openai":
+            return lambda task: OpenAIAgent(config)
+        return lambda task: TextToolAgent(OpenAIAgent(config), kind)
     if kind == "replay" and target:
         from pixelbox.harness.agents import ReplayAgent
 
@@ -332,7 +336,9 @@ def agent_factory(args: argparse.Namespace) -> Any:
             return ReplayAgent.from_file(path, task.task_id, model=f"replay:{path.name}")
 
         return replay
-    raise ValueError(f"--agent must be openai:MODEL or replay:FILE_OR_DIR, got {args.agent!r}")
+    raise ValueError(
+        f"--agent must be openai:MODEL, deepeyes:MODEL, thyme:MODEL or replay:FILE_OR_DIR, got {args.agent!r}"
+    )
 
 
 def report(summary: RunSummary, *, as_json: bool) -> None:

@@ -1,0 +1,165 @@
+"""Runner-variant agents: DeepEyes and Thyme, whose models call tools in text, not by function calling.
+
+The official repository drives these models with their own prompt and tool syntax (our reading of
+``general/run_general_script_deepeyes.py`` / ``_thyme.py``; the prompts here are our own words):
+
+- no ``tools`` request parameter: the model writes ``<think>``, then either one action (``<code>``
+  with Python, or ``<tool_log>`` holding a JSON array of ``{"tool_name", "arguments"}`` objects) or
+  the final ``<answer>``;
+- tool results come back as a user message ``<tool_results>[{tool_name, arguments, output}]</tool_results>``;
+- the images are named ``image_0.png`` (the input) and ``image_K.png`` (what step K saved);
+- Thyme, from its second turn on, is reminded at the top of the system prompt to answer as soon as it
+  is sure.
+
+:class:`TextToolAgent` wraps an OpenAI-compatible agent: it rewrites the conversation into that shape
+before each request (system prompt, function-call history into text) and reads ``<tool_log>`` back
+into tool calls, so the episode loop, tracer and scoring stay the same. ``--agent deepeyes:MODEL`` and
+``--agent thyme:MODEL`` select it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolCall, ToolSchema
+
+VARIANTS = ("deepeyes", "thyme")
+_TOOL_LOG = re.compile(r"<tool_log>(.*?)</tool_log>", re.DOTALL | re.IGNORECASE)
+
+_PROMPT = """You answer questions about images by thinking, acting and observing, one step per turn.
+
+Each turn, first reason inside <think>...</think>. Then do exactly one of:
+- act with Python inside <code>...</code> to look at the images (crop, rotate, resize, enhance, flip);
+- act with web tools inside <tool_log>...</tool_log>: a JSON array of
+  {{"tool_name": ..., "arguments": {{...}}}} objects;
+- give the final answer inside <answer>...</answer>, in a turn with no action.
+Never act and answer in the same turn, and do not guess the answer while acting.
+
+Images: the input is image_0.png. Open it by that name; save what step K produces as image_K.png
+(image_1.png after your first step, image_2.png after the second). A saved image is shown to you
+after the step; an image you do not save is lost. There is no display: do not call show().
+
+Web tools for <tool_log>:
+{tools}
+Results come back as <tool_results>[...]</tool_results>."""
+
+_THYME_REMINDER = (
+    "Reminder: once you are sure of the final answer, give it right away as <answer>...</answer>; keep "
+    "working only while you are still unsure.\n\n"
+)
+
+
+def _tool_lines(tools: Sequence[ToolSchema]) -> str:
+    lines = []
+    for schema in tools:
+        function = schema.get("function") or {}
+        name = function.get("name")
+        params = sorted((function.get("parameters") or {}).get("properties") or {})
+        example = json.dumps([{"tool_name": name, "arguments": {p: "..." for p in params[:1]}}])
+        lines.append(f"- {name}: {function.get('description', '')} e.g. {example}")
+    return "\n".join(lines) or "- (none in this run)"
+
+
+def system_prompt(variant: str, tools: Sequence[ToolSchema], turn: int) -> str:
+    """The variant's system prompt for the given turn (0-based) with the offered web tools."""
+    text = _PROMPT.format(tools=_tool_lines(tools))
+    return _THYME_REMINDER + text if variant == "thyme" and turn >= 1 else text
+
+
+def parse_tool_log(text: str) -> list[ToolCall]:
+    """The calls of the turn's first ``<tool_log>``: a JSON array (``[[...]]`` flattened) of objects with
+    ``tool_name`` (or ``tool``/``name``) and ``arguments`` (else the object's other keys); anything else is ignored."""
+    found = _TOOL_LOG.search(text or "")
+    if found is None or not found.group(1).strip():
+        return []
+    try:
+        value = json.loads(found.group(1).strip())
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(value, list):
+        return []
+    if len(value) == 1 and isinstance(value[0], list):
+        value = value[0]
+    calls: list[ToolCall] = []
+    for entry in value:
+        if not isinstance(entry, dict):
+            continue
+        name = str(entry.get("tool_name") or entry.get("tool") or entry.get("name") or "").strip()
+        if not name:
+            continue
+        arguments = entry.get("arguments")
+        if not isinstance(arguments, dict):
+            arguments = {k: v for k, v in entry.items() if k not in ("tool_name", "tool", "name")}
+        calls.append(ToolCall(f"tool_log_{len(calls)}", name, json.dumps(arguments, ensure_ascii=False)))
+    return calls
+
+
+def text_conversation(variant: str, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[Message]:
+    """The conversation as the variant's model sees it: its system prompt, tool calls and results as text."""
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    out: list[Message] = [{"role": "system", "content": system_prompt(variant, tools, turn)}]
+    calls: dict[str, tuple[str, Any]] = {}
+    pending: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "system":
+            continue
+        if role == "tool":
+            name, arguments = calls.get(str(message.get("tool_call_id")), ("", {}))
+            pending.append({"tool_name": name, "arguments": arguments, "output": _text(message.get("content"))})
+            continue
+        if pending:
+            out.append(_results(pending))
+            pending = []
+        if role == "assistant":
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                try:
+                    arguments = json.loads(function.get("arguments") or "{}")
+                except json.JSONDecodeError:
+                    arguments = {}
+                calls[str(call.get("id"))] = (str(function.get("name")), arguments)
+            out.append({"role": "assistant", "content": _text(message.get("content"))})
+        else:
+            out.append(dict(message))
+    if pending:
+        out.append(_results(pending))
+    return out
+
+
+def _results(pending: list[dict[str, Any]]) -> Message:
+    return {"role": "user", "content": "<tool_results>" + json.dumps(pending, ensure_ascii=False) + "</tool_results>"}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "\n".join(str(p.get("text") or "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
+
+
+class TextToolAgent:
+    """A DeepEyes- or Thyme-style agent over an OpenAI-compatible ``inner`` agent (see the module docstring)."""
+
+    def __init__(self, inner: Agent, variant: str) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown runner variant {variant!r}; use one of {', '.join(VARIANTS)}")
+        self.inner, self.variant = inner, variant
+
+    @property
+    def model(self) -> str:
+        """The model name recorded in traces: the variant and the served model."""
+        return f"{self.variant}:{self.inner.model}"
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else (endpoint, preflight) is the inner agent's."""
+        return getattr(self.inner, name)
+
+    def next_turn(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> AgentTurn:
+        """One turn: the rewritten conversation sent without function-calling tools, ``<tool_log>`` read back."""
+        turn = self.inner.next_turn(text_conversation(self.variant, messages, tools), [])
+        return replace(turn, tool_calls=tuple(parse_tool_log(turn.text)))
