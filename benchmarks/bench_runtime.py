@@ -517,7 +517,7 @@ def leftovers() -> dict[str, Any]:
     except Exception as exc:
         found["containers"] = f"could not check: {exc}"
     found["children"] = [p for p in process_tree(os.getpid()) if p != os.getpid()]
-    found["workspaces"] = sorted(str(p) for p in Path("/tmp").glob(f"pbx-{os.getpid()}-*"))
+    found["workspaces"] = sorted(str(p) for p in Path("/tmp").glob(f"pbx-{os.getpid()}.*"))
     return found
 
 

@@ -1,7 +1,8 @@
 """Removing what a crashed host process left behind: containers, kernels, directories, mounts.
 
-Everything pixelbox creates names its owner: containers carry the ``pixelbox.owner-pid``
-label, workspaces are ``/tmp/pbx-<pid>-*``, local kernels run with ``--ipc-dir`` inside such a
+Everything pixelbox creates names its owner, a pid and the process's start time (pids are
+reused): containers carry the ``pixelbox.owner-pid`` and ``pixelbox.owner-start`` labels,
+workspaces are ``/tmp/pbx-<pid>.<start>-*``, local kernels run with ``--ipc-dir`` inside such a
 workspace. Anything whose owner pid is gone is an orphan. Each registered backend removes what
 it runs (:meth:`Backend.remove_orphans <pixelbox.runtime.backends.base.Backend.remove_orphans>`);
 workspaces, mounts and control groups are removed here, after the kernels that held them.
@@ -9,7 +10,6 @@ workspaces, mounts and control groups are removed here, after the kernels that h
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -17,37 +17,29 @@ from pixelbox.runtime.backends import BACKENDS
 from pixelbox.runtime.backends.base import CleanupReport, Owned
 from pixelbox.runtime.backends.cgroups import pixelbox_groups, remove_group
 from pixelbox.runtime.mounts import mounts_under, unmount
-from pixelbox.runtime.workspace import ROOT_PREFIX, owner_of, remove_tree
+from pixelbox.runtime.workspace import ROOT_PREFIX, Owner, belongs_to, owner_alive, owner_of, process_start, remove_tree
 
 __all__ = ["CleanupReport", "leftovers_of", "remove_leftovers_of", "remove_orphans"]
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _orphaned(owner: int, everything: bool) -> bool:
-    return everything or (owner != os.getpid() and not _pid_alive(owner))
+def _orphaned(owner: Owner, everything: bool) -> bool:
+    return everything or not owner_alive(owner)
 
 
 def remove_orphans(*, everything: bool = False, tmp: str = "/tmp") -> CleanupReport:
     """Remove pixelbox resources whose owning process is dead (or all of them).
 
-    ``everything=True`` also removes resources of live processes other than this one's
-    callers' expectations: use it only when no pixelbox run is active on the machine.
+    An owner is its pid and its start time, so a live process that got a dead owner's pid is
+    not mistaken for it. ``everything=True`` also removes resources of live processes: use it
+    only when no pixelbox run is active on the machine.
     """
     return _remove(lambda owner: _orphaned(owner, everything), tmp)
 
 
 def remove_leftovers_of(pid: int, tmp: str = "/tmp") -> CleanupReport:
-    """Remove what the (dead) process ``pid`` left, and nothing of anyone else's."""
-    return _remove(lambda owner: owner == pid, tmp)
+    """Remove what the dead process ``pid`` left, and nothing of anyone else's (nor of a live process
+    that has its pid now)."""
+    return _remove(lambda owner: owner.pid == pid and not owner_alive(owner), tmp)
 
 
 def _remove(owned: Owned, tmp: str) -> CleanupReport:
@@ -85,21 +77,27 @@ def _wait_gone(pids: list[int], limit: float = 5.0) -> None:
         time.sleep(0.02)
 
 
-def leftovers_of(pid: int) -> dict[str, list[str]]:
-    """What process ``pid`` still owns: workspaces, cgroups, mounts, and what each backend still runs
-    for it (live kernel processes, containers).
+def leftovers_of(pid: int, start: int | None = None) -> dict[str, list[str]]:
+    """What process ``pid`` (started at ``start``; by default when the live ``pid`` started) still owns:
+    workspaces, cgroups, mounts, and what each backend still runs for it (kernels, containers).
 
-    Empty once every sandbox of ``pid`` is closed; the test session's leak check and the soak
-    read it. Exited (zombie) kernels hold nothing and are not counted.
+    Empty once every sandbox of that process is closed; the test session's leak check and the soak
+    read it. What another process with the same pid left (pids are reused) is not counted, and
+    exited (zombie) kernels hold nothing.
     """
+    start = start if start is not None else process_start(pid)
+
+    def mine(text: str) -> bool:
+        return belongs_to(owner_of(text), pid, start)
+
     found: dict[str, list[str]] = {}
-    prefix = f"{ROOT_PREFIX}{pid}-"
-    dirs = [str(p) for p in Path("/tmp").glob(f"{prefix}*")]
-    groups = [str(p) for p in pixelbox_groups(prefix)]
-    mounts = mounts_under(f"/tmp/{prefix}")
+    prefix = f"{ROOT_PREFIX}{pid}"
+    dirs = [str(p) for p in Path("/tmp").glob(f"{prefix}*") if mine(f"{p}/")]
+    groups = [str(p) for p in pixelbox_groups(prefix) if mine(f"/{p.name}/")]
+    mounts = [m for m in mounts_under(f"/tmp/{prefix}") if mine(f"{m}/")]
     for key, items in (("directories", dirs), ("cgroups", groups), ("mounts", mounts)):
         if items:
             found[key] = items
     for entry in BACKENDS.entries():
-        found.update(entry.load().leftovers_of(pid))
+        found.update(entry.load().leftovers_of(pid, start))
     return found

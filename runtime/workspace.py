@@ -1,12 +1,12 @@
 """Host directories behind one sandbox, and safe path handling for upload/download.
 
-Layout of ``/tmp/pbx-<host pid>-<random>/``:
+Layout of ``/tmp/pbx-<host pid>.<its start time>-<random>/``:
 ``ipc/`` (sockets, connection and config files; kernel-writable, made afresh for every kernel
 start), ``work/`` (the kernel's
 working directory, shared zero-copy with the host), ``inputs/`` (task images, read-only to
 the kernel), ``home/`` (HOME and caches of local kernels) and ``outputs/`` (host-only: rich
-outputs decoded from messages). The host pid in the name lets ``pixelbox cleanup`` find
-directories whose owner died.
+outputs decoded from messages). The host pid and start time in the name let ``pixelbox
+cleanup`` find directories whose owner died, even after the pid was given to another process.
 """
 
 from __future__ import annotations
@@ -21,18 +21,63 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from pixelbox.runtime.errors import WorkspacePathError
 from pixelbox.runtime.mounts import mount_capped, unmount
 
 ROOT_PREFIX = "pbx-"
-_OWNER = re.compile(rf"/{ROOT_PREFIX}(\d+)-")
+_OWNER = re.compile(rf"/{ROOT_PREFIX}(\d+)(?:\.(\d+))?-")
 
 
-def owner_of(text: str) -> int | None:
-    """The pid that owns a sandbox, read from a path or command line naming its ``/tmp/pbx-<pid>-*``."""
+class Owner(NamedTuple):
+    """The process that owns a sandbox: its pid and its start time (clock ticks after boot).
+
+    Pids are reused (``pid_max`` is 32,768 on many hosts), so a pid alone cannot tell a dead
+    owner from a live process that got its number later; the pair can. ``start`` is None only
+    in names written before it was recorded.
+    """
+
+    pid: int
+    start: int | None
+
+    @property
+    def tag(self) -> str:
+        """How the owner appears in names: ``<pid>.<start>``."""
+        return f"{self.pid}.{self.start}" if self.start is not None else str(self.pid)
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (field 22 of ``/proc/<pid>/stat``), or None if there is none."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat_line.rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def this_owner() -> Owner:
+    """This process as an owner."""
+    return Owner(os.getpid(), process_start(os.getpid()))
+
+
+def owner_alive(owner: Owner) -> bool:
+    """Whether ``owner`` still runs: its pid exists and started when the name says it did."""
+    start = process_start(owner.pid)
+    return start is not None and (owner.start is None or owner.start == start)
+
+
+def owner_of(text: str) -> Owner | None:
+    """The owner of a sandbox, read from a path or command line naming its ``/tmp/pbx-<pid>.<start>-*``."""
     match = _OWNER.search(text)
-    return int(match.group(1)) if match else None
+    if match is None:
+        return None
+    return Owner(int(match.group(1)), int(match.group(2)) if match.group(2) else None)
+
+
+def belongs_to(owner: Owner | None, pid: int, start: int | None) -> bool:
+    """Whether ``owner`` is process ``pid`` that started at ``start`` (any start when None)."""
+    return owner is not None and owner.pid == pid and (start is None or owner.start in (None, start))
 
 
 KERNEL_WRITABLE = ("ipc", "work", "home")
@@ -78,7 +123,7 @@ class Layout:
         one. When the host is not root it cannot chown, so the kernel-writable directories are
         made world-writable instead (the root directory stays private to the host user).
         """
-        root = Path(tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-", dir=base or "/tmp"))
+        root = Path(tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{this_owner().tag}-", dir=base or "/tmp"))
         note = "not enforced: no workspace_size was set" if disk_cap is None else mount_capped(root, disk_cap)
         root.chmod(0o711)
         layout = cls(root, disk_cap if note is None else None, note)

@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-SANDBOX_ROOT = re.compile(r"/[^\s'\"]*?/pbx-\d+-[A-Za-z0-9_]+")
-"""A sandbox's host directory (``runtime.workspace``: ``<tmp>/pbx-<pid>-<random>``)."""
+SANDBOX_ROOT = re.compile(r"/[^\s'\"]*?/pbx-\d+(?:\.\d+)?-[A-Za-z0-9_]+")
+"""A sandbox's host directory (``runtime.workspace``: ``<tmp>/pbx-<pid>.<start>-<random>``)."""
 
 
 def _host_roots() -> list[tuple[str, str]]:

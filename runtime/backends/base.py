@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pixelbox.runtime.options import SandboxOptions
-from pixelbox.runtime.workspace import Layout
+from pixelbox.runtime.workspace import Layout, Owner
 
 KERNEL_COMMAND = ("-m", "pixelbox.kernel", "--ipc-dir")
 
-Owned = Callable[[int], bool]
-"""Whether resources whose owner pid is the argument are to be removed."""
+Owned = Callable[[Owner], bool]
+"""Whether resources of the owner (pid and start time) given as the argument are to be removed."""
 
 
 @dataclass
@@ -128,6 +128,7 @@ class Backend(ABC):
         return None
 
     @classmethod
-    def leftovers_of(cls, pid: int) -> dict[str, list[str]]:
-        """What this backend still runs for process ``pid`` (its leak check), by kind; empty when nothing."""
+    def leftovers_of(cls, pid: int, start: int | None) -> dict[str, list[str]]:
+        """What this backend still runs for process ``pid`` started at ``start`` (any start when None),
+        by kind (the leak check); empty when nothing."""
         return {}

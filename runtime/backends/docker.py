@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 import uuid
@@ -30,12 +29,14 @@ from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.docker_engine import docker_client
 from pixelbox.runtime.errors import BackendUnavailable, ImageMissing
 from pixelbox.runtime.options import SandboxOptions
-from pixelbox.runtime.workspace import Layout
+from pixelbox.runtime.workspace import Layout, Owner, belongs_to, this_owner
 
 LABEL = "pixelbox"
 LOCAL_ENGINE = "http+docker://localhost"
 """The Docker SDK's base URL for an engine on this host's Unix socket."""
 OWNER_LABEL = "pixelbox.owner-pid"
+OWNER_START_LABEL = "pixelbox.owner-start"
+"""The owner's start time beside its pid: pids are reused, the pair is not."""
 CONTAINER_UID = 1000
 IPC_MOUNT = "/pixelbox/ipc"
 WORK_MOUNT = "/workspace"
@@ -182,8 +183,7 @@ class DockerBackend(Backend):
             report.errors.append(str(exc))
             return
         for container in client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True):
-            owner = int(container.labels.get(OWNER_LABEL, "0") or 0)
-            if owned(owner):
+            if owned(_owner(container.labels)):
                 try:
                     container.remove(force=True)
                     report.containers.append(container.name)
@@ -191,7 +191,7 @@ class DockerBackend(Backend):
                     report.errors.append(f"container {container.name}: {exc}")
 
     @classmethod
-    def leftovers_of(cls, pid: int) -> dict[str, list[str]]:
+    def leftovers_of(cls, pid: int, start: int | None) -> dict[str, list[str]]:
         """Containers of ``pid``'s sandboxes still known to the engine (none when no engine answers)."""
         try:
             client = docker_client()
@@ -202,6 +202,7 @@ class DockerBackend(Backend):
             for c in client.containers.list(
                 all=True, filters={"label": [LABEL, f"{OWNER_LABEL}={pid}"]}, ignore_removed=True
             )
+            if belongs_to(_owner(c.labels), pid, start)
         ]
         return {"containers": found} if found else {}
 
@@ -279,6 +280,7 @@ class DockerBackend(Backend):
         return None
 
     def _run(self, layout: Layout, options: SandboxOptions, suffix: str, limit: int, group: KernelCgroup | None) -> Any:
+        owner = this_owner()
         return self.client.containers.run(
             self.image,
             command=["python", *KERNEL_COMMAND, IPC_MOUNT],
@@ -306,7 +308,7 @@ class DockerBackend(Backend):
                 str(layout.work): {"bind": WORK_MOUNT, "mode": "rw"},
                 str(layout.inputs): {"bind": INPUTS_MOUNT, "mode": "ro"},
             },
-            labels={LABEL: "1", OWNER_LABEL: str(os.getpid())},
+            labels={LABEL: "1", OWNER_LABEL: str(owner.pid), OWNER_START_LABEL: str(owner.start)},
             hostname="sandbox",
         )
 
@@ -362,3 +364,9 @@ def _ulimits(options: SandboxOptions) -> list[Any]:
         Ulimit(name="fsize", soft=int(options.max_file_size), hard=int(options.max_file_size)),
         Ulimit(name="core", soft=0, hard=0),
     ]
+
+
+def _owner(labels: dict[str, str]) -> Owner:
+    """A container's owner from its labels (no start label: a container made before it was recorded)."""
+    start = labels.get(OWNER_START_LABEL, "")
+    return Owner(int(labels.get(OWNER_LABEL, "0") or 0), int(start) if start.isdigit() else None)

@@ -34,7 +34,7 @@ from pixelbox.runtime.backends.base import (
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
-from pixelbox.runtime.workspace import ROOT_PREFIX, Layout, owner_of
+from pixelbox.runtime.workspace import ROOT_PREFIX, Layout, belongs_to, owner_of
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
@@ -211,10 +211,13 @@ class LocalBackend(Backend):
                     report.errors.append(f"pid {pid}: {exc}")
 
     @classmethod
-    def leftovers_of(cls, pid: int) -> dict[str, list[str]]:
-        """Live kernel processes of ``pid``'s sandboxes (exited zombies hold nothing)."""
-        prefix = f"{ROOT_PREFIX}{pid}-"
-        kernels = [f"{n}: {cmd}" for n, cmd in kernel_processes() if prefix in cmd and not _zombie(n)]
+    def leftovers_of(cls, pid: int, start: int | None) -> dict[str, list[str]]:
+        """Live kernel processes of the sandboxes of ``pid`` started at ``start`` (exited zombies hold nothing)."""
+        kernels = [
+            f"{n}: {cmd}"
+            for n, cmd in kernel_processes()
+            if f"/{ROOT_PREFIX}{pid}" in cmd and belongs_to(owner_of(cmd), pid, start) and not _zombie(n)
+        ]
         return {"kernels": kernels} if kernels else {}
 
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from pixelbox.runtime import SandboxOptions
 from pixelbox.runtime.docker_engine import docker_client
 from tests.conftest import find_leaks
 from tests.hardening.conftest import SECRET_VARS, backend_options
+from tests.hardening.private_dockerd import PrivateDockerd
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES
 from tests.harness.episodes import make_task
 from tests.harness.servers import (
@@ -753,7 +754,7 @@ def test_harness_sigkilled_mid_episode_resumes(harness: Harness) -> None:
     first.communicate()
     assert torn is not None, "never caught an episode mid-execution"
     reap(first.pid)
-    assert not list(Path("/tmp").glob(f"pbx-{first.pid}-*")), "cleanup left the killed run's workspaces"
+    assert not list(Path("/tmp").glob(f"pbx-{first.pid}.*")), "cleanup left the killed run's workspaces"
 
     done_before = finished(out)
     kept = {task_id: digest(out / "episodes" / f"{task_id}.jsonl") for task_id in done_before}
@@ -767,7 +768,7 @@ def test_harness_sigkilled_mid_episode_resumes(harness: Harness) -> None:
     )
     stdout, stderr = second.communicate(timeout=300)
     assert second.returncode == 0, stderr.decode()
-    assert not list(Path("/tmp").glob(f"pbx-{second.pid}-*")), "the resumed run left workspaces"
+    assert not list(Path("/tmp").glob(f"pbx-{second.pid}.*")), "the resumed run left workspaces"
     report = json.loads(stdout)
     assert report["skipped"] == len(done_before) and report["counts"] == {"answered": report["total"]}
     played = harness.adopt(out)
@@ -801,8 +802,8 @@ def _workspace_file(trace_path: Path, name: str, timeout: float = 60) -> str:
 def test_container_killed_mid_episode(harness: Harness, how: list[str]) -> None:
     """The episode's container is killed (``docker kill``) or removed (``docker rm -f``) from outside
     while a cell runs: the cell is a ``crashed`` observation, the next cell runs on a fresh kernel and
-    says state was lost, and the episode ends normally. (Restarting dockerd itself is not done here:
-    the engine is shared; see docs/security.md.)"""
+    says state was lost, and the episode ends normally. (Restarting the engine is the next case, on a
+    private engine: the machine's is shared; see docs/security.md.)"""
     script = [
         completion("<code>import time\nx = 1\nopen('started', 'w').close()\ntime.sleep(20)</code>"),
         completion("<code>print(x)</code>"),
@@ -824,27 +825,34 @@ def test_container_killed_mid_episode(harness: Harness, how: list[str]) -> None:
     assert not docker_client().containers.list(all=True, filters={"id": container})
 
 
-def restart_dockerd() -> None:
-    """Stop the Docker engine and bring it back the way a fresh machine's setup does.
+@pytest.fixture
+def private_engine() -> Iterator[PrivateDockerd]:
+    """A Docker engine of this test's own (see ``private_dockerd``), holding the kernel image, that
+    this process's sandboxes use until the test ends; the machine's engine is never restarted."""
+    from pixelbox.runtime import docker_engine
+    from pixelbox.runtime.backends.docker import DockerBackend
+    from pixelbox.runtime.image import kernel_image_tag
 
-    The engine is stopped with SIGTERM (it stops its containers on the way down), then
-    ``scripts/setup.sh`` starts it again: the same code a fresh machine runs.
-    """
-    pid = int(Path("/var/run/docker.pid").read_text().strip())
-    os.kill(pid, 15)
-    deadline = time.monotonic() + 60
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not Path(f"/proc/{pid}").exists(), "dockerd did not stop within 60 s"
-    setup = Path(__file__).resolve().parents[2] / "scripts" / "setup.sh"
-    subprocess.run(["bash", str(setup)], check=True, capture_output=True, timeout=300)
+    engine = PrivateDockerd()
+    try:
+        engine.start()
+        engine.load_image(kernel_image_tag())
+        with pytest.MonkeyPatch.context() as patch:  # undone before the harness checks for leaks
+            patch.setenv("DOCKER_HOST", engine.host)
+            patch.setattr(docker_engine, "_shared", [])
+            DockerBackend.forget()
+            yield engine
+    finally:
+        DockerBackend.forget()
+        engine.remove()
 
 
 @pytest.mark.parametrize("harness", ["runc"], indirect=True)
-def test_docker_daemon_restarted_mid_episode(harness: Harness) -> None:
-    """dockerd is restarted while a cell runs: the cell is a ``crashed`` observation (the engine
-    stopped the container), the episode goes on and ends normally on a fresh container, its trace
-    is intact, and no container is left once the engine is back."""
+def test_docker_daemon_restarted_mid_episode(harness: Harness, private_engine: PrivateDockerd) -> None:
+    """The engine running the episode's container is restarted while a cell runs: the cell is a
+    ``crashed`` observation (the engine stopped the container), the episode goes on and ends normally
+    on a fresh container, its trace is intact, and no container is left once the engine is back. The
+    engine is a private one of this test's own, so no other process's containers are touched."""
     script = [
         completion("<code>import time\nx = 1\nopen('started', 'w').close()\ntime.sleep(60)</code>"),
         completion("<code>print('after the restart')</code>"),
@@ -853,10 +861,11 @@ def test_docker_daemon_restarted_mid_episode(harness: Harness) -> None:
     with endpoint(script) as server, ThreadPoolExecutor(1) as pool:
         running = pool.submit(harness.play, model(server), budgets=BudgetLimits(execution_timeout=90))
         container = _workspace_file(harness.root / "run0" / "episodes" / "t1.jsonl", "started")
-        restart_dockerd()
+        private_engine.restart()
         played = running.result(timeout=240)
     trace = played.ended()
     stopped, after = executions(trace)
     assert stopped["status"] == "crashed" and stopped["state_lost"], stopped
     assert after["status"] == "ok" and after["stdout"] == "after the restart\n" and after["restarted"], after
     assert not docker_client().containers.list(all=True, filters={"id": container})
+    assert docker_client().info()["DockerRootDir"] == str(private_engine.root / "data"), "not the private engine"

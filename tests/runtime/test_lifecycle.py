@@ -15,9 +15,9 @@ import pytest
 from conftest import require_backend
 
 from pixelbox.runtime import AsyncSandbox, Sandbox, SandboxClosed
-from pixelbox.runtime.cleanup import remove_orphans
+from pixelbox.runtime.cleanup import leftovers_of, remove_orphans
 from pixelbox.runtime.mounts import mounts_under
-from pixelbox.runtime.workspace import ROOT_PREFIX
+from pixelbox.runtime.workspace import ROOT_PREFIX, process_start
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,20 +96,19 @@ def test_cleanup_removes_what_a_killed_host_left_behind(backend: dict[str, Any])
     try:
         assert proc.stdout is not None
         root = Path(proc.stdout.readline().strip())
-        assert root.name.startswith(f"{ROOT_PREFIX}{proc.pid}-")
+        start = process_start(proc.pid)  # the owner is its pid and start time, read while it lives
+        assert root.name.startswith(f"{ROOT_PREFIX}{proc.pid}.{start}-")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert root.exists(), "a SIGKILLed host cannot clean up after itself"
     assert mounts_under(str(root)) == ([str(root)] if os.geteuid() == 0 else [])
-    report = remove_orphans()
+    left = leftovers_of(proc.pid, start)
+    assert left.get("containers" if backend["backend"] == "docker" else "kernels"), left
+    report = remove_orphans()  # also removes other dead owners' leftovers; only ours are checked
     assert str(root) in report.directories
     assert not root.exists() and mounts_under(str(root)) == []
-    if backend["backend"] == "docker":
-        assert len(report.containers) >= 1
-    else:
-        assert len(report.processes) >= 1
-    assert remove_orphans().total() == 0
+    assert leftovers_of(proc.pid, start) == {}
 
 
 def test_garbage_collection_removes_an_unclosed_sandbox(backend: dict[str, Any]) -> None:
