@@ -222,6 +222,38 @@ def prose(text: str) -> str:
     return "".join(out)
 
 
+def _audit(code: str, audit: dict[str, Any] | None) -> str:
+    """The block's audit: a table of what was written and not run, and run and not written, with the
+    code's lines highlighted (red: written, not run; yellow: ran something not written there)."""
+    if not audit:
+        return ""
+    if not audit.get("available"):
+        return f"<p class='muted'>audit unavailable: {escape(str(audit.get('reason')))}</p>"
+    unrun, unwritten = audit.get("written_not_run") or [], audit.get("run_not_written") or []
+    if not unrun and not unwritten:
+        return f"<p class='muted'>audit: {len(audit.get('written') or [])} written operations, all ran as written</p>"
+    rows = [
+        f"<tr><td>written, not run</td><td>{escape(str(w['op']))}</td><td>{w['line']}</td>"
+        f"<td>{escape(str(w['reason']))}</td></tr>"
+        for w in unrun
+    ] + [
+        f"<tr><td>run, not written</td><td>{escape(str(r['op'] or '(untraced)'))}</td><td>{r.get('line') or '-'}</td>"
+        f"<td>{escape(str(r['how']))}</td></tr>"
+        for r in unwritten
+    ]
+    red = {int(w["line"]) for w in unrun}
+    yellow = {int(r["line"]) for r in unwritten if r.get("line") and "cell" not in r}
+    numbered = []
+    for n, text in enumerate(code.splitlines(), 1):
+        mark = " class='unrun'" if n in red else " class='unwritten'" if n in yellow else ""
+        numbered.append(f"<span{mark}><span class='ln'>{n:>3} </span>{escape(text)}</span>")
+    table = "<table><tr><th>difference</th><th>op</th><th>line</th><th>why / how</th></tr>" + "".join(rows) + "</table>"
+    listing = "<pre class='audited'>" + "".join(numbered) + "</pre>"
+    return (
+        f"<details open><summary>audit: {len(unrun) + len(unwritten)} differences</summary>{table}{listing}</details>"
+    )
+
+
 def _action(interaction: dict[str, Any], view: dict[str, Any], assets: Path, slug: str) -> str:
     artifacts = {a["index"]: a for a in view["artifacts"]}
     searches = {s["interaction"]: s for s in view["searches"]}
@@ -230,6 +262,7 @@ def _action(interaction: dict[str, Any], view: dict[str, Any], assets: Path, slu
         lines = code.count("\n") + 1
         summary = f"code ({lines} line{'s' if lines > 1 else ''})"
         body = f"<details><summary>{summary}</summary><pre>{escape(code)}</pre></details>"
+        body += _audit(code, interaction.get("audit"))
     else:
         called = interaction["arguments"]
         shown = called.get("arguments", called) if isinstance(called.get("arguments"), dict) else called

@@ -173,6 +173,7 @@ class _Parts:
                 text,
                 tampered,
                 notices,
+                execution.get("audit") if execution else None,
             )
         )
 

@@ -52,6 +52,8 @@ details>summary{cursor:pointer;color:var(--accent)}
 .msg.error{background:var(--fail);border-color:#f0b4b4} .msg.budget{background:var(--infra)}
 .msg.end{background:#eef1f4;font-size:13px}
 .prose{white-space:pre-wrap;word-break:break-word} pre.code{background:#1f2933;color:#e4e7eb;border-color:#1f2933}
+pre.audited span{display:block} pre.audited .unrun{background:#fdecea} pre.audited .unwritten{background:#fff4d6}
+pre.audited .ln{color:var(--muted);display:inline;user-select:none}
 .answer{background:var(--pass);color:var(--pass-ink);font-weight:700;padding:1px 8px;border-radius:8px}
 .call{font-size:13px;margin-top:4px} .call code{background:#fff;border:1px solid #c6dbf3;border-radius:4px;
 padding:0 4px;word-break:break-all}

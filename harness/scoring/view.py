@@ -106,6 +106,8 @@ class Interaction:
     tampered: bool = False
     """The runtime flagged this execution's trace as interfered with (details in ``notices``)."""
     notices: tuple[str, ...] = ()
+    audit: dict[str, Any] | None = None
+    """What the code block says beside what ran (``Execution.audit``), when the trace has it."""
 
     @property
     def ok(self) -> bool:
@@ -242,6 +244,7 @@ def episode_to_dict(episode: EpisodeView) -> dict[str, Any]:
                 "observation": i.observation,
                 "tampered": i.tampered,
                 "notices": list(i.notices),
+                "audit": i.audit,
             }
             for i in episode.interactions
         ],

@@ -159,3 +159,34 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     image = screenshot(page, "scoring_episode_page.png", tmp_path / "profile", (1280, 2000))
     assert image.size == (1280, 2000)
     assert pixels_of(image, EXPECTED) > 200 and pixels_of(image, MATCHED) > 200, "the boxes must be drawn"
+
+
+def test_episode_page_shows_each_code_blocks_audit(tmp_path: Path) -> None:
+    """A per-cell audit table, with the lines that differ highlighted in the code listing."""
+    run = tmp_path / "run"
+    (run / "gen").mkdir(parents=True)
+    code = "img = img.crop((600, 100, 900, 300))\nif False:\n    img = img.rotate(90)\nimg.save(p)\n"
+    audit = {
+        "available": True,
+        "reason": "",
+        "written": [],
+        "written_not_run": [{"op": "rotate", "line": 3, "reason": "branch at line 2 not taken"}],
+        "run_not_written": [{"op": "crop", "line": 1, "how": "getattr"}],
+    }
+    episode = code_episode(run / "gen", facts={"suite": "x"})
+    audited = replace(episode.interactions[0], arguments={"code": code}, audit=audit)
+    unreadable = replace(episode.interactions[2], audit={"available": False, "reason": "the cell is not valid Python"})
+    episode = replace(episode, interactions=(audited, episode.interactions[1], unreadable))
+    score_run(run, ["geometric"], episodes=[episode])
+    page = Path(write_report(run)["html"]).parent / "fixture-model-0001-gen.html"
+    rows = [r for rows in html_tables(page).values() for r in rows if r and r[0].startswith(("written", "run,"))]
+    assert rows == [
+        ["written, not run", "rotate", "3", "branch at line 2 not taken"],
+        ["run, not written", "crop", "1", "getattr"],
+    ]
+    dom = Dom.parse(page.read_text())
+    [listing] = dom.find("pre", cls="audited")
+    [unrun] = listing.find("span", cls="unrun")
+    assert "img = img.rotate(90)" in unrun.all_text() and "3" in unrun.all_text()
+    assert len(listing.find("span", cls="unwritten")) == 1
+    assert "audit unavailable: the cell is not valid Python" in page.read_text()

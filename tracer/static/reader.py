@@ -1,9 +1,9 @@
 """Our own static reading: the image operations a cell *writes*, in the canonical vocabulary.
 
-Each call is named with libcst's scope and qualified-name metadata, so ``from PIL import ImageOps
-as IO; IO.mirror(x)`` is ``PIL.ImageOps.mirror``, a name imported or defined by an earlier cell of
-the episode resolves through that cell (:class:`EpisodeNames`), and ``from cv2 import *`` makes
-``resize`` ``cv2.resize``. The qualified name is looked up in the recorder's own API table
+Each call is named with libcst's scope metadata and its qualified names (asked for each callee),
+so ``from PIL import ImageOps as IO; IO.mirror(x)`` is ``PIL.ImageOps.mirror``, a name imported
+or defined by an earlier cell of the episode resolves through that cell (:class:`EpisodeNames`),
+and ``from cv2 import *`` makes ``resize`` ``cv2.resize``. The qualified name is looked up in the recorder's own API table
 (``pixelbox.kernel.recorder.ops.api_table``), so written and executed operations share one
 vocabulary. A method on a value (``img.crop``) is named by its method when the name is an image
 method (PIL's ``Image`` methods, ``ImageEnhance``'s ``enhance``...).
@@ -30,7 +30,6 @@ import libcst as cst
 from libcst.metadata import (
     CodeRange,
     PositionProvider,
-    QualifiedNameProvider,
     QualifiedNameSource,
     Scope,
     ScopeProvider,
@@ -207,7 +206,7 @@ def _refine(op: str, api: str, literal: dict[str, Any]) -> str:
 
 
 class _Reader(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider)
 
     def __init__(self, module: cst.Module, names: EpisodeNames) -> None:
         super().__init__()
@@ -420,7 +419,9 @@ class _Reader(cst.CSTVisitor):
     def _resolve(self, func: cst.BaseExpression) -> tuple[str | None, bool]:
         """``(api, certain)``: the recorder's dotted name for what ``func`` calls, if any."""
         table = _table()
-        for qualified in self.get_metadata(QualifiedNameProvider, func, set()):
+        scope: Scope | None = self.get_metadata(ScopeProvider, func, None)
+        # asked per callee (libcst's QualifiedNameProvider would name every node of the cell)
+        for qualified in scope.get_qualified_names_for(func) if scope is not None else ():
             if qualified.source == QualifiedNameSource.IMPORT and qualified.name in table:
                 return qualified.name, qualified.name.startswith(_CERTAIN_ROOTS)
         dotted = _dotted(func)
