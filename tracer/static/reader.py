@@ -3,9 +3,9 @@
 Each call is named with libcst's scope metadata and its qualified names (asked for each callee),
 so ``from PIL import ImageOps as IO; IO.mirror(x)`` is ``PIL.ImageOps.mirror``, a name imported
 or defined by an earlier cell of the episode resolves through that cell (:class:`EpisodeNames`),
-and ``from cv2 import *`` makes ``resize`` ``cv2.resize``. The qualified name is looked up in the recorder's own API table
-(``pixelbox.kernel.recorder.ops.api_table``), so written and executed operations share one
-vocabulary. A method on a value (``img.crop``) is named by its method when the name is an image
+and ``from cv2 import *`` makes ``resize`` ``cv2.resize``. The qualified name is looked up in the
+recorder's own API table (``pixelbox.kernel.recorder.ops.api_table``), so written and executed
+operations share one vocabulary. A method on a value (``img.crop``) is named by its method when the name is an image
 method (PIL's ``Image`` methods, ``ImageEnhance``'s ``enhance``...).
 
 Every written operation carries its position (the line and character column of the called name,
