@@ -43,6 +43,8 @@ from pixelbox.tracer.dynamic import InstrumentationError, instrument
 from pixelbox.tracer.events import Event, EventFormatError
 
 MAX_DOWNLOAD_BYTES = 512 * 1024**2
+KERNEL_LOG_TAIL = 64 * 1024
+"""How much of the end of the kernel's log a start failure quotes from (the kernel writes the log)."""
 
 
 @dataclass
@@ -241,10 +243,16 @@ class Sandbox:
             raise KernelStartError("in-kernel layers failed to install:\n" + "\n".join(ready["problems"]))
 
     def _kernel_log(self) -> str:
-        log = self.layout.root / "kernel.log"
-        if log.exists() and log.stat().st_size:
-            return "\nkernel log (last lines):\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        return ""
+        """The last lines of the kernel's stderr log: read without following links, its last 64 KiB only."""
+        try:
+            fd = os.open(self.layout.root / "kernel.log", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return ""
+        with os.fdopen(fd, "rb") as log:
+            size = os.fstat(fd).st_size
+            log.seek(max(0, size - KERNEL_LOG_TAIL))
+            tail = log.read(KERNEL_LOG_TAIL).decode(errors="replace")
+        return "\nkernel log (last lines):\n" + "\n".join(tail.splitlines()[-15:]) if tail else ""
 
     def _stop_kernel(self) -> None:
         self._join_retired()

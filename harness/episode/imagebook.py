@@ -105,7 +105,7 @@ class ImageBook:
 
     def _store(self, record: dict[str, Any], data: bytes, origin: str) -> ImageEntry:
         self.directory.mkdir(parents=True, exist_ok=True)
-        name = os.path.basename(str(record["name"])) or f"image_{record['index']}.png"
+        name = _safe_name(record)
         target = self.directory / name
         if target.exists():
             target = self.directory / f"{record['index']}_{name}"
@@ -119,6 +119,17 @@ class ImageBook:
             sha256=hashlib.sha256(data).hexdigest(),
             origin=origin,
         )
+
+
+def _safe_name(record: dict[str, Any]) -> str:
+    """A file name for the host's copy: the record's name (kernel-made) if it is a plain one, else ``image_N.png``.
+
+    A name such as ``..``, one with a NUL byte or a separator, or one longer than a file name may
+    be must not make storing the copy fail (that would end the episode as an infrastructure fault).
+    """
+    name = os.path.basename(str(record.get("name") or ""))
+    plain = name not in ("", ".", "..") and "\x00" not in name and len(name.encode("utf-8", "replace")) <= 128
+    return name if plain else f"image_{int(record['index'])}.png"
 
 
 def _copy_of(sandbox: Any, record: dict[str, Any]) -> tuple[str | None, bytes]:

@@ -155,3 +155,19 @@ def test_artifact_changed_after_capture_is_not_kept(target: Target, tmp_path: Pa
     assert saved.tampered and any(said in n for n in saved.notices), saved.notices
     assert len(book.problems) == 1 and not book.entries
     target.run("import os\nos.path.exists('evidence.png') and os.remove('evidence.png')")
+
+
+def test_artifact_names_cannot_break_the_hosts_copy(target: Target, tmp_path: Path) -> None:
+    """The name in an artifact record is the kernel's: ``..``, a NUL byte or a 300-character name
+    (as a forged record would carry) is stored under a plain name instead of failing the episode."""
+    from pixelbox.harness.episode.imagebook import ImageBook
+
+    saved = target.run("from PIL import Image\nImage.new('RGB', (8, 8), 'blue').save('named.png')")
+    assert len(saved.artifacts) == 1, message(saved)
+    book = ImageBook(tmp_path / "images", [])
+    for bad in ("..", ".", "a\x00b.png", "x" * 300 + ".png"):
+        record = {**saved.artifacts[0], "name": bad}
+        book.entries.pop(record["index"], None)
+        (entry,) = book.ingest(target.sb, [record], "code")
+        assert entry.path.parent == tmp_path / "images" and entry.path.is_file(), entry
+    target.run("import os\nos.remove('named.png')")
