@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolCall, ToolSchema
@@ -158,6 +159,13 @@ class TextToolAgent:
     def __getattr__(self, name: str) -> Any:
         """Everything else (endpoint, preflight) is the inner agent's."""
         return getattr(self.inner, name)
+
+    def prepare_sandbox(self, sandbox: Any, task: Any) -> None:
+        """Put the input in the working directory as ``image_0.png``, the name the variant's prompt uses
+        (saves into the working directory are captured as the episode's images)."""
+        images = list(getattr(task, "images", ()) or ())
+        if images:
+            sandbox.upload(Path(images[0]), "image_0.png")
 
     def next_turn(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> AgentTurn:
         """One turn: the rewritten conversation sent without function-calling tools, ``<tool_log>`` read back."""

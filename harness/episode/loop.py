@@ -491,6 +491,9 @@ def run_episode(
     except Exception as exc:
         return record_failed_start(task, agent.model, config, writer, "runtime", exc)
     try:
+        prepare = getattr(agent, "prepare_sandbox", None)
+        if callable(prepare):
+            prepare(sandbox, task)
         episode = Episode(
             task,
             agent,

@@ -18,12 +18,10 @@ from pixelbox.runtime.options import SandboxOptions
 from tests.harness.demo_runs import QUERY, demo_tasks, web_cache
 from tests.harness.servers import ChatCompletionsServer, completion
 
-CROP = """import os
-from PIL import Image
-img = Image.open(os.environ["ORIGINAL_IMAGE_PATH"])
+CROP = """from PIL import Image
+img = Image.open("image_0.png")
 w, h = img.size
-out = os.environ["PROCESSED_IMAGE_SAVE_PATH"]
-img.crop((int(w * 0.75), int(h * 0.75), w, h)).save(os.path.join(out, "image_1.png"))
+img.crop((int(w * 0.75), int(h * 0.75), w, h)).save("image_1.png")
 print("saved")
 """
 SEARCH = json.dumps([{"tool_name": "google_search", "arguments": {"query": QUERY["query"]}}])
@@ -77,6 +75,9 @@ def test_a_variant_episode_runs_with_text_tool_calls(tmp_path: Path, variant: st
     assert actions == [("tool", "google_search"), ("code", "python")]
     assert trace.of_kind("episode_start")[0]["model"] == f"{variant}:served"
     assert trace.of_kind("episode_end")[0]["answer"] == "GATE 47"
+    [observed] = [o for o in trace.of_kind("observation") if isinstance(o.get("execution"), dict)]
+    assert observed["execution"]["status"] == "ok", observed["execution"]
+    assert len(observed["execution"]["artifacts"]) == 1, "image_0.png was opened and the crop saved and captured"
 
 
 def test_function_call_history_becomes_text() -> None:
