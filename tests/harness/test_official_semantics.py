@@ -161,3 +161,21 @@ def test_second_set_official_verdicts_and_summary(
     assert thinking["human_tool_usage"] == {"crop": 3, "rotate": 2, "google_search": 1, "google_lens_search": 1}
     assert (run / "official" / "runs" / name / "replay-demo" / "0102" / "orig_1.png").is_file()
     assert "second-tag" in out
+
+
+def test_an_unfinished_episode_counts_as_the_official_evaluator_counts_it(
+    second_runs: Path, judge_url: str, tmp_path: Path
+) -> None:
+    """No ``run_meta.json`` in its folder: scored as an incomplete run with S and V 0 (figures derived by
+    running the official evaluator on the same export)."""
+    run = tmp_path / "run"
+    shutil.copytree(second_runs / "gen", run, ignore=shutil.ignore_patterns("official"))
+    trace = run / "episodes" / "9.jsonl"
+    trace.write_text("".join(trace.read_text().splitlines(keepends=True)[:-1]))
+    assert main(["score", str(run), "--semantics", "official", "--judge", f"openai:judge@{judge_url}", "--quiet"]) == 0
+    summary = json.loads((run / "official" / "runs" / "scores" / "general_replay-demo_scored.json").read_text())
+    assert not (run / "official" / "runs" / "general" / "replay-demo" / "9" / "run_meta.json").exists()
+    overall = summary["overall_scores"]
+    assert (overall["final_answer_correct_count"], overall["avg_S"], overall["total_s_cases"]) == (2, 0.3333, 3)
+    assert (overall["avg_V"], overall["avg_penalty"], overall["checkpoint_pass_rate_50"]) == (0.5, 0.0833, 0.3333)
+    assert [r.get("incomplete_run", False) for r in summary["results"]] == [False, False, True]
