@@ -97,6 +97,8 @@ def check_audit(source: str, run: CellRun, want: dict[str, Any], names: EpisodeN
         notices=run.problems,
         tampered=bool(run.problems),
     )
+    if "written" in want:  # the operations the cell certainly writes, as [op, line]
+        assert [[w["op"], w["line"]] for w in audit.written if w["certain"]] == want["written"], audit.written
     expected = want.get("audit", {})
     if "unavailable" in expected:
         assert not audit.available and expected["unavailable"] in audit.reason, audit.reason
@@ -111,4 +113,4 @@ def check_audit(source: str, run: CellRun, want: dict[str, Any], names: EpisodeN
 
 def test_corpus_is_large_enough() -> None:
     cells = sum(len(split_cells(p.read_text())) for p in FILES if not known_issue(p))
-    assert cells >= 40
+    assert cells >= 100

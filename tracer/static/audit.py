@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pixelbox.tracer.static.parse import Unreadable
-from pixelbox.tracer.static.reader import CellReading, EpisodeNames, WrittenOp, advance, read_cell
+from pixelbox.tracer.static.reader import CellReading, Enclosure, EpisodeNames, WrittenOp, advance, read_cell
 
 __all__ = ["Audit", "Ran", "audit_cell", "audit_episode", "error_line"]
 
@@ -60,8 +60,12 @@ def error_line(traceback: str) -> int | None:
     return lines[0] if lines else None
 
 
-def _evidence(events: Sequence[dict[str, Any]], first: int, last: int) -> bool:
-    return any((src := e.get("src")) and "cell" not in src and first <= src.get("line", 0) <= last for e in events)
+def _evidence(events: Sequence[dict[str, Any]], enclosure: Enclosure) -> bool:
+    """Whether any event of this cell was recorded inside the construct's body."""
+    return any(
+        (src := e.get("src")) and "cell" not in src and enclosure.holds(src.get("line", 0), src.get("col", 0))
+        for e in events
+    )
 
 
 def _why_not_run(op: WrittenOp, events: Sequence[dict[str, Any]], raised_at: int | None) -> tuple[str, str]:
@@ -70,7 +74,7 @@ def _why_not_run(op: WrittenOp, events: Sequence[dict[str, Any]], raised_at: int
     if raised_at is not None and outside_function and op.line >= raised_at:
         return "exception", f"exception at line {raised_at}"
     for enclosure in op.enclosures:
-        if _evidence(events, enclosure.first, enclosure.last):
+        if _evidence(events, enclosure):
             continue
         if enclosure.kind == "function":
             return "never_called", f"function {enclosure.name} (line {enclosure.line}) never called"
@@ -87,6 +91,12 @@ def _why_not_run(op: WrittenOp, events: Sequence[dict[str, Any]], raised_at: int
     if raised_at is not None:
         return "exception", f"exception at line {raised_at}"
     return "unknown", "did not run (no construct around it explains why)"
+
+
+def _same_call(op: WrittenOp, event: dict[str, Any]) -> bool:
+    """A certain operation pairs with any event at its position; a possible one only with its own API
+    (a subscript at the position of ``ops["mirror"](img)`` is not the mirror)."""
+    return op.certain or op.api == event.get("api")
 
 
 def _how(event: dict[str, Any], reading: CellReading, names: EpisodeNames) -> dict[str, Any]:
@@ -135,7 +145,8 @@ def audit_cell(
         if str(event.get("api", "")).startswith(_OWN_API):
             continue  # pixelbox's own captures (the I/O layer saving a shown image): not the agent's
         src = event.get("src")
-        hits = by_site.get((src["line"], src["col"])) if src and "cell" not in src else None
+        candidates = by_site.get((src["line"], src["col"]), []) if src and "cell" not in src else []
+        hits = [i for i in candidates if _same_call(reading.ops[i], event)]
         if hits:
             paired.update(hits)
         else:

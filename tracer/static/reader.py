@@ -67,6 +67,12 @@ _CALLBACK_TAKERS = frozenset(
     {"map", "filter", "sorted", "min", "max", "apply", "reduce", "starmap", "apply_along_axis"}
 )
 _GRAY_MODES = frozenset({"L", "LA", "1", "I", "F", "I;16"})
+_FILTER_OPS = (
+    (("SHARPEN", "UnsharpMask", "DETAIL", "EDGE_ENHANCE"), "sharpen"),
+    (("FIND_EDGES", "CONTOUR"), "edge_detect"),
+    (("MedianFilter", "ModeFilter"), "denoise"),
+    (("BLUR", "Blur", "SMOOTH"), "blur"),
+)
 
 
 @lru_cache(maxsize=1)
@@ -83,6 +89,13 @@ class Enclosure:
     first: int
     last: int
     name: str = ""
+    first_col: int = 0
+    last_col: int = 1 << 30
+    """Columns of the body's first and last character (a one-line ``x if c else y`` has a narrow body)."""
+
+    def holds(self, line: int, col: int) -> bool:
+        """Whether position ``(line, col)`` is inside the construct's body."""
+        return (self.first, self.first_col) <= (line, col) <= (self.last, self.last_col)
 
 
 @dataclass(frozen=True)
@@ -173,6 +186,10 @@ def _literal(node: cst.BaseExpression, module: cst.Module) -> tuple[bool, Any]:
         dotted = _dotted(node)
         if dotted and dotted.split(".")[-1].isupper():
             return True, dotted  # a library constant: Image.FLIP_LEFT_RIGHT, cv2.IMREAD_GRAYSCALE
+    if isinstance(node, cst.Call) and all(_literal(a.value, module)[0] for a in node.args):
+        dotted = _dotted(node.func)
+        if dotted and dotted.split(".")[-1][:1].isupper():
+            return True, module.code_for_node(node)  # a filter object of constants: ImageFilter.GaussianBlur(2)
     return False, None
 
 
@@ -197,6 +214,10 @@ def _refine(op: str, api: str, literal: dict[str, Any]) -> str:
         return "flip" if "FLIP" in first else "rotate" if "ROTATE" in first else op
     if api == "cv2.cvtColor" and isinstance(second, str) and second.endswith("GRAY"):
         return "grayscale"
+    if api == "PIL.Image.Image.filter" and isinstance(first, str):
+        for words, refined in _FILTER_OPS:
+            if any(word in first for word in words):
+                return refined
     if api == "cv2.imread" and isinstance(second, str):
         if "GRAYSCALE" in second and "REDUCED" not in second:
             return "grayscale"
@@ -228,7 +249,11 @@ class _Reader(cst.CSTVisitor):
 
     def _push(self, kind: str, node: cst.CSTNode, body: cst.CSTNode, name: str = "") -> None:
         whole, inner = self._range(node), self._range(body)
-        self.stack.append(Enclosure(kind, whole.start.line, inner.start.line, inner.end.line, name))
+        self.stack.append(
+            Enclosure(
+                kind, whole.start.line, inner.start.line, inner.end.line, name, inner.start.column, inner.end.column
+            )
+        )
 
     def _pop(self) -> None:
         self.stack.pop()
@@ -391,6 +416,9 @@ class _Reader(cst.CSTVisitor):
         if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr":
             self.sites.append(Site("getattr", line, col, self.module.code_for_node(func)))
             return
+        if isinstance(func, cst.Subscript):
+            self.sites.append(Site("container lookup", line, col, self.module.code_for_node(func)))
+            return
         if isinstance(func, cst.Name):
             name = func.value
             if name in ("eval", "exec") and self._is_builtin(func):
@@ -483,7 +511,9 @@ class _Reader(cst.CSTVisitor):
         if len(node.comparisons) == 1 and isinstance(
             node.comparisons[0].operator, (cst.GreaterThan, cst.LessThan, cst.GreaterThanEqual, cst.LessThanEqual)
         ):
-            self._possible(node, "threshold", "operator.compare")
+            operator = node.comparisons[0].operator
+            name = {cst.GreaterThan: "gt", cst.LessThan: "lt", cst.GreaterThanEqual: "ge", cst.LessThanEqual: "le"}
+            self._possible(node, "threshold", f"operator.{name[type(operator)]}")
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "T":
