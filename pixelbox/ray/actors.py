@@ -132,8 +132,8 @@ class RemoteSandbox:
 
     def close(self) -> None:
         """Close the sandbox and end the actor."""
-        with contextlib.suppress(ray.exceptions.RayActorError):
-            ray.get(self.actor.close.remote())
+        with contextlib.suppress(ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            ray.get(self.actor.close.remote(), timeout=120)
         ray.kill(self.actor)
 
 
@@ -168,7 +168,7 @@ class SandboxActorPool:
         """Give ``sandbox`` back: its state is wiped (fresh sandbox); an actor that died is replaced."""
         try:
             sandbox.reset()
-        except ray.exceptions.RayActorError:
+        except ray.exceptions.RayActorError:  # out of restarts, or its node died
             with self._lock:
                 self._all.remove(sandbox)
             sandbox = self._new()
