@@ -162,3 +162,28 @@ def summary_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
             f"pass@50 {o['checkpoint_pass_rate_50']:.4f}, pass@80 {o['checkpoint_pass_rate_80']:.4f} -> {path}"
         )
     return lines
+
+
+def semantics_markdown(rows: list[dict[str, Any]], disagreements: list[dict[str, Any]]) -> str:
+    """Both columns per episode and the disagreements, as Markdown (the CLI prints it; report.md ends with it)."""
+    lines = [
+        "| task | mode | acc verified | acc official | V verified | V official | overthink | penalty |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        v, o = row["verified"], row["official"]
+        lines.append(
+            f"| {row['task_id']} | {row['mode']} | {v['acc']} | {o['acc']} | {_num(v['v'])} | {_num(o['v'])} "
+            f"| {_num(v['overthink'])} | {_num(o['penalty'])} |"
+        )
+    lines.append(f"{len(disagreements)} disagreement(s) between verified and official semantics")
+    for item in disagreements:
+        lines.append(
+            f"- {item['task_id']} [{item['mode']}] {item['what']}: verified {item['verified']}, "
+            f"official {item['official']}: {item['reason']}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.2f}"

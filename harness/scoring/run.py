@@ -90,13 +90,27 @@ def write_report(run_dir: str | Path, include_infrastructure: bool | None = None
         index = write_html(root / REPORT_DIR, summary, scores["episodes"], scores["judges"])
         charts = run_charts(summary, scores["episodes"])
         report_md = root / "report.md"
-        report_md.write_text(report_markdown(summary, scores["episodes"], charts, meta), encoding="utf-8")
+        report_md.write_text(
+            report_markdown(summary, scores["episodes"], charts, meta) + _semantics_section(root), encoding="utf-8"
+        )
     except (KeyError, TypeError) as exc:
         raise RunDirError(
             f"{root / SCORES_FILE}: an episode record lacks {exc} or has the wrong type; "
             f"re-create it with `pixelbox score {root}`"
         ) from None
     return {"json": str(report_json), "markdown": str(report_md), "html": str(index)}
+
+
+def _semantics_section(root: Path) -> str:
+    """The verified-vs-official section of report.md, when ``pixelbox score`` wrote ``semantics.json``."""
+    path = root / "semantics.json"
+    if not path.is_file():
+        return ""
+    from pixelbox.harness.export.semantics import semantics_markdown
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    body = semantics_markdown(data.get("episodes") or [], data.get("disagreements") or [])
+    return "\n## Verified and official semantics\n\n" + body
 
 
 def read_scores(root: Path) -> dict[str, Any]:

@@ -50,7 +50,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def _official(run_dir: str, judges: list[str], verified: dict[str, Any] | None) -> None:
     """The official semantics: scored export, summary files, and the comparison with ours."""
     from pixelbox.harness.export.official_score import official_score_run
-    from pixelbox.harness.export.semantics import episode_rows, summary_lines
+    from pixelbox.harness.export.semantics import episode_rows, semantics_markdown, summary_lines
     from pixelbox.harness.scoring.judges import parse_endpoint
 
     spec = next((j for j in judges if j.startswith("openai:")), None)
@@ -68,27 +68,10 @@ def _official(run_dir: str, judges: list[str], verified: dict[str, Any] | None) 
     if verified is None:
         return
     rows, disagreements = episode_rows(verified, Path(root))
-    print("| task | mode | acc verified | acc official | V verified | V official | overthink | penalty |")
-    print("|---|---|---|---|---|---|---|---|")
-    for row in rows:
-        v, o = row["verified"], row["official"]
-        print(
-            f"| {row['task_id']} | {row['mode']} | {v['acc']} | {o['acc']} | {_num(v['v'])} | {_num(o['v'])} "
-            f"| {_num(v['overthink'])} | {_num(o['penalty'])} |"
-        )
-    print(f"{len(disagreements)} disagreement(s) between verified and official semantics")
-    for item in disagreements:
-        print(
-            f"- {item['task_id']} [{item['mode']}] {item['what']}: verified {item['verified']}, "
-            f"official {item['official']}: {item['reason']}"
-        )
+    print(semantics_markdown(rows, disagreements), end="")
     (Path(run_dir) / "semantics.json").write_text(
         json.dumps({"episodes": rows, "disagreements": disagreements}, indent=1, default=str), encoding="utf-8"
     )
-
-
-def _num(value: object) -> str:
-    return "-" if value is None else f"{float(value):.2f}"  # type: ignore[arg-type]
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -74,6 +74,9 @@ def test_official_semantics_reproduce_the_official_evaluator(
     assert f"- demo-crop-sign [{mode}] efficiency: verified False, official True" in out
     if mode == "gen":
         assert "official reading lists: google_search, crop; executed: crop, resize, google_search" in out
+    assert main(["report", str(run)]) == 0
+    report = (run / "report.md").read_text()
+    assert "## Verified and official semantics" in report and "ordering O1: verified False, official True" in report
 
 
 def test_verified_only_writes_no_official_files(runs: Path, tmp_path: Path) -> None:  # noqa: F811
