@@ -61,7 +61,7 @@ def test_a_sandbox_actor_runs_traced_code_and_returns_its_artifacts(cluster: Any
             assert image.size == (60, 40)
         assert sandbox.execute("print(marker + 1)").stdout.strip() == "42"  # state kept between calls
         rotated = sandbox.call_tool("rotate", {"image_index": artifact["index"], "angle": 90})
-        assert rotated.status == "ok" and [e["op"] for e in rotated.events][0] == "rotate" and rotated.artifacts
+        assert rotated.status == "ok" and rotated.events[0]["op"] == "rotate" and rotated.artifacts
         assert sandbox.download(artifact["relpath"]) == files[artifact["name"]]
         sandbox.reset()
         assert sandbox.execute("print('marker' in dir())").stdout.strip() == "False"
