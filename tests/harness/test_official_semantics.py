@@ -182,3 +182,17 @@ def test_an_unfinished_episode_counts_as_the_official_evaluator_counts_it(
     assert (overall["final_answer_correct_count"], overall["avg_S"], overall["total_s_cases"]) == (2, 0.3333, 3)
     assert (overall["avg_V"], overall["avg_penalty"], overall["checkpoint_pass_rate_50"]) == (0.5, 0.0833, 0.3333)
     assert [r.get("incomplete_run", False) for r in summary["results"]] == [False, False, True]
+
+
+def test_both_keeps_the_verified_scores_when_the_run_cannot_be_exported(
+    runs: Path,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(runs / "gen", copy, ignore=shutil.ignore_patterns("official"))
+    (copy / "episodes" / "demo-crop-sign.images" / "transformed_image_1.png").unlink()
+    assert main(["score", str(copy), "--judge", "geometric", "--quiet"]) == 0
+    assert "official semantics skipped (the run cannot be exported" in capsys.readouterr().out
+    assert (copy / "scores.json").is_file()
+    assert main(["score", str(copy), "--judge", "geometric", "--quiet", "--semantics", "official"]) == 2
