@@ -81,18 +81,24 @@ class AuditLog:
                 "reason": "this execution ran no agent code in this sandbox (a tool call, or refused)",
             }
         else:
-            names = self._names_for(position)
-            error = result.error.traceback if result.error is not None else None
-            report = audit_cell(
-                self._cells[position].code,
-                result.events,
-                names=names,
-                raised_at=error_line(error) if error else None,
-                notices=result.notices,
-                tampered=result.tampered,
-            ).to_dict()
+            try:
+                report = self._audit_at(position, result)
+            except Exception as exc:  # a reader bug must never cost the caller its execution or episode
+                report = {"available": False, "reason": f"the static reader failed: {type(exc).__name__}: {exc}"}
         result.audit = report
         return report
+
+    def _audit_at(self, position: int, result: Execution) -> dict[str, Any]:
+        names = self._names_for(position)
+        error = result.error.traceback if result.error is not None else None
+        return audit_cell(
+            self._cells[position].code,
+            result.events,
+            names=names,
+            raised_at=error_line(error) if error else None,
+            notices=result.notices,
+            tampered=result.tampered,
+        ).to_dict()
 
     def close(self) -> None:
         """Stop the background reader (pending readings are dropped)."""

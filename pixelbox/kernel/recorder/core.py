@@ -32,7 +32,7 @@ from pixelbox.kernel.recorder.ops.arrays import (
     is_transposed_view,
     subscript,
 )
-from pixelbox.kernel.recorder.ops.base import CHAINED, Args, Observed, transpose_obs
+from pixelbox.kernel.recorder.ops.base import CHAINED, Args, Observed, Virtual, transpose_obs
 
 _MIN_SLICE_SIDE = 4
 MAX_EVENTS_PER_EXECUTION = 20_000
@@ -409,7 +409,8 @@ class Recorder:
         """The root id the I/O layer gave an image while it was being loaded (``input:K``)."""
         if obs.op != "io" or inputs:
             return None
-        label = self.registry.label(obs.output)
+        loaded = obs.output.of if isinstance(obs.output, Virtual) and obs.output.of is not None else obs.output
+        label = self.registry.label(loaded)
         lineage = self.registry.lineage.get(label) if label is not None else None
         return label if lineage is not None and lineage.root == label else None
 

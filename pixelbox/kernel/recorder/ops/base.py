@@ -67,12 +67,17 @@ class Observed:
 
 
 class Virtual:
-    """An intermediate image that exists only in the description (a crop-then-flip slice)."""
+    """An intermediate image that exists only in the description (a crop-then-flip slice).
 
-    __slots__ = ("size",)
+    ``of`` is the real image it stands for when there is one (a read that a flag then transformed:
+    the image I/O layer may have named that object as a task input while it was loaded).
+    """
 
-    def __init__(self, size: tuple[int, int]) -> None:
+    __slots__ = ("of", "size")
+
+    def __init__(self, size: tuple[int, int], of: Any = None) -> None:
         self.size = size
+        self.of = of
 
 
 class Chained:

@@ -6,7 +6,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from pixelbox.contract.geometry import Affine, crop_map, is_right_angle, scale_map
+from pixelbox.contract.geometry import Affine, crop_map, is_right_angle
 from pixelbox.kernel.recorder import libs
 from pixelbox.kernel.recorder.images import size_of
 from pixelbox.kernel.recorder.ops.base import (
@@ -226,12 +226,13 @@ def imread(a: Args) -> Observed | list[Observed]:
     if factor == 1 and not gray:
         return Observed("io", [], result, opened, None)
     w, h = size_of(result)
-    read_size = (w * factor, h * factor)
-    chain = [Observed("io", [], Virtual(read_size) if factor > 1 or gray else result, {**opened, "flags": flags}, None)]
+    # The read's pixels are the reduced ones: root boxes are in the reduced image's pixels (the same
+    # 0-1000 boxes as the full image's), and a task input the I/O layer named while loading stays the root.
+    chain = [Observed("io", [], Virtual((w, h), of=result), {**opened, "flags": flags}, None)]
     if factor > 1:
         out = Virtual((w, h)) if gray else result
         params = {"size": [w, h], "scale": [round(1 / factor, 4)] * 2, "method": "imread_reduced"}
-        chain.append(Observed("resize", [CHAINED], out, params, scale_map(read_size, (w, h))))
+        chain.append(Observed("resize", [CHAINED], out, params))
     if gray:
         chain.append(Observed("grayscale", [CHAINED], result, {"method": "imread"}))
     return chain
