@@ -100,6 +100,23 @@ register(
 )
 register(
     Profile(
+        ProfileSpec(
+            "deepeyes",
+            stem="image_",
+            first_index=1,
+            capture_open_figures=False,
+            env_output_dir=("PROCESSED_IMAGE_SAVE_PATH",),
+            env_first_input=("ORIGINAL_IMAGE_PATH",),
+        ),
+        PromptFacts(
+            "Image 0 is image_0.png in the working directory (also at the path in ORIGINAL_IMAGE_PATH).",
+            "the working directory",
+            "image N is saved as image_N.png",
+        ),
+    )
+)
+register(
+    Profile(
         ProfileSpec("visualtoolbench", stem="transformed_image_", first_index=0, capture_open_figures=False),
         PromptFacts(
             "Their paths are in the environment variable INPUT_IMAGE_PATHS (os.pathsep-separated).",

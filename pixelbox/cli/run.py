@@ -276,7 +276,7 @@ def _run(args: argparse.Namespace) -> int:
         sandbox_options=SandboxOptions(backend=args.backend, runtime=args.runtime, memory=args.memory),
         budgets=budgets,
         web=web,
-        profile=args.profile,
+        profile=args.profile or _variant_profile(args.agent),
         concurrency=args.concurrency,
         shard=args.shard,
         progress=not args.no_progress,
@@ -301,6 +301,11 @@ def _budgets(args: argparse.Namespace, defaults: BudgetLimits) -> BudgetLimits:
         "episode_seconds": args.episode_seconds,
     }
     return replace(defaults, **{k: v for k, v in given.items() if v is not None})
+
+
+def _variant_profile(agent: str) -> str | None:
+    """The image naming of the DeepEyes/Thyme runner variants (``image_0.png``, ``image_N.png``), else the suite's."""
+    return "deepeyes" if str(agent).partition(":")[0] in ("deepeyes", "thyme") else None
 
 
 def agent_factory(args: argparse.Namespace) -> Any:

@@ -55,6 +55,7 @@ def test_a_variant_episode_runs_with_text_tool_calls(tmp_path: Path, variant: st
             out_dir=tmp_path / "run",
             sandbox_options=SandboxOptions(backend="local"),
             web=web,
+            profile="deepeyes",
             progress=False,
         )
         bodies = server.bodies()
@@ -77,7 +78,8 @@ def test_a_variant_episode_runs_with_text_tool_calls(tmp_path: Path, variant: st
     assert trace.of_kind("episode_end")[0]["answer"] == "GATE 47"
     [observed] = [o for o in trace.of_kind("observation") if isinstance(o.get("execution"), dict)]
     assert observed["execution"]["status"] == "ok", observed["execution"]
-    assert len(observed["execution"]["artifacts"]) == 1, "image_0.png was opened and the crop saved and captured"
+    names = [a["name"] for a in observed["execution"]["artifacts"]]
+    assert names == ["image_1.png"], "image_0.png was opened and the crop saved and captured under the variant's name"
 
 
 def test_function_call_history_becomes_text() -> None:
