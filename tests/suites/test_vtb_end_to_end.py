@@ -268,6 +268,9 @@ def test_multi_turn_feeds_golden_answers_back(tmp_path: Path, providers: Any) ->
         spec = f"openai:judge-model@{judge.base_url}"
         assert main(["score", str(run), "--suite", "visualtoolbench", "--judge", spec, "--quiet"]) == 0
         prompts = [b["messages"][-1]["content"] for b in judge.bodies()]
+        sent = judge.bodies()[0]
+    # as the official judge calls o4-mini: JSON response format, no temperature or max_tokens
+    assert sent["response_format"] == {"type": "json_object"} and "temperature" not in sent and "max_tokens" not in sent
     assert "How big is the first picture?" in prompts[0] and "Model answer: It is 200x120." in prompts[0]
     assert "And the second one?" in prompts[1] and "Golden answer: Also 200x120." in prompts[1]
     # the official layout: what run_judge_multi_turn.py reads, and the clean_rubrics file it requires

@@ -28,17 +28,29 @@ class ChatEndpoint:
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._client = OpenAI(base_url=self.base_url, api_key=key or "unused", timeout=timeout, max_retries=2)
 
-    def complete(self, messages: list[dict[str, Any]], max_tokens: int = 200, temperature: float = 0.0) -> str:
-        """The first choice's text (at temperature 0 unless a suite's official judge samples otherwise)."""
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int | None = 200,
+        temperature: float | None = 0.0,
+        response_format: dict[str, Any] | None = None,
+    ) -> str:
+        """The first choice's text (at temperature 0 unless a suite's official judge samples otherwise).
+
+        ``None`` leaves a setting out of the request, as official judges that call reasoning models do
+        (o-series models refuse ``temperature`` 0 and ``max_tokens``); ``response_format`` is sent as given.
+        """
         from openai import OpenAIError
 
+        settings: dict[str, Any] = {}
+        if temperature is not None:
+            settings["temperature"] = temperature
+        if max_tokens is not None:
+            settings["max_tokens"] = max_tokens
+        if response_format is not None:
+            settings["response_format"] = response_format
         try:
-            response = self._client.chat.completions.create(
-                model=self.model,
-                messages=cast(Any, messages),
-                temperature=temperature,
-                max_tokens=max_tokens,
-            )
+            response = self._client.chat.completions.create(model=self.model, messages=cast(Any, messages), **settings)
         except OpenAIError as exc:
             raise JudgeEndpointError(f"judge call to {self.base_url} ({self.model}) failed: {exc}") from exc
         if not response.choices:

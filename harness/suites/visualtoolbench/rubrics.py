@@ -1,10 +1,11 @@
 """VisualToolBench's rubric judge and its official arithmetic.
 
-One judge call per rubric: the judge model sees the turn's question, its golden answer, the rubric
-criterion and the model's answer, and returns JSON ``{"explanation", "judge_result": "Met" |
-"Not Met"}``. A task's ARS is the weight of its met rubrics over the weight of all its rubrics
-(every turn's rubrics pooled, for multi-turn tasks); its APR is 0 when any rubric of weight >= 4 is
-not met, else 1 (the ``critical`` field is not read, as officially).
+One judge call per rubric, sent as the official judge sends it (JSON response format, the model's own
+temperature and length limits, so reasoning models such as o4-mini accept it): the judge model sees the
+turn's question, its golden answer, the rubric criterion and the model's answer, and returns JSON
+``{"explanation", "judge_result": "Met" | "Not Met"}``. A task's ARS is the weight of its met rubrics
+over the weight of all its rubrics (every turn's rubrics pooled, for multi-turn tasks); its APR is 0
+when any rubric of weight >= 4 is not met, else 1 (the ``critical`` field is not read, as officially).
 
 Judges: ``openai:MODEL[@BASE_URL]`` (any OpenAI-compatible endpoint; the paper's judge is o4-mini)
 and ``recorded:FILE`` (verdicts written down beforehand, ``{task_id: {rubric_id: "Met"|"Not Met"}}``
@@ -108,7 +109,12 @@ class LlmRubricJudge:
         raw = cached.get("answer") if cached else None
         if not isinstance(raw, str):
             try:
-                raw = self.endpoint.complete([{"role": "user", "content": prompt}], max_tokens=1024)
+                raw = self.endpoint.complete(
+                    [{"role": "user", "content": prompt}],
+                    max_tokens=None,
+                    temperature=None,
+                    response_format={"type": "json_object"},
+                )
             except JudgeEndpointError as exc:
                 return Verdict(
                     rubric.rubric_id, turn, rubric.weight, None, error=str(exc), description=rubric.description
