@@ -34,19 +34,27 @@ _TOOL_LOG = re.compile(r"<tool_log>(.*?)</tool_log>", re.DOTALL | re.IGNORECASE)
 _PROMPT = """You answer questions about images by thinking, acting and observing, one step per turn.
 
 Each turn, first reason inside <think>...</think>. Then do exactly one of:
-- act with Python inside <code>...</code> to look at the images (crop, rotate, resize, enhance, flip);
-- act with web tools inside <tool_log>...</tool_log>: a JSON array of
-  {{"tool_name": ..., "arguments": {{...}}}} objects;
-- give the final answer inside <answer>...</answer>, in a turn with no action.
+{actions}- give the final answer inside <answer>...</answer>, in a turn with no action.
 Never act and answer in the same turn, and do not guess the answer while acting.
 
-Images: the input is image_0.png. Open it by that name; save what step K produces as image_K.png
-(image_1.png after your first step, image_2.png after the second). A saved image is shown to you
-after the step; an image you do not save is lost. There is no display: do not call show().
+{images}
 
-Web tools for <tool_log>:
+Tools for <tool_log>:
 {tools}
 Results come back as <tool_results>[...]</tool_results>."""
+_CODE_ACTION = (
+    "- act with Python inside <code>...</code> to look at the images (crop, rotate, resize, enhance, flip);\n"
+)
+_LOG_ACTION = (
+    "- act with tools inside <tool_log>...</tool_log>: a JSON array of\n"
+    '  {"tool_name": ..., "arguments": {...}} objects;\n'
+)
+_CODE_IMAGES = """Images: the input is image_0.png. Open it by that name; save what step K produces as image_K.png
+(image_1.png after your first step, image_2.png after the second). A saved image is shown to you
+after the step; an image you do not save is lost. There is no display: do not call show()."""
+_TOOL_IMAGES = """Images: image 0 is the input; every image tool makes the next image (1, 2, ...), is shown to
+you, and takes the image it works on as image_index."""
+_IMAGE_TOOLS = frozenset({"crop", "rotate", "flip", "resize", "enhance"})
 
 _THYME_REMINDER = (
     "Reminder: once you are sure of the final answer, give it right away as <answer>...</answer>; keep "
@@ -67,7 +75,12 @@ def _tool_lines(tools: Sequence[ToolSchema]) -> str:
 
 def system_prompt(variant: str, tools: Sequence[ToolSchema], turn: int) -> str:
     """The variant's system prompt for the given turn (0-based) with the offered web tools."""
-    text = _PROMPT.format(tools=_tool_lines(tools))
+    atomic = any((t.get("function") or {}).get("name") in _IMAGE_TOOLS for t in tools)
+    text = _PROMPT.format(
+        actions=_LOG_ACTION if atomic else _CODE_ACTION + _LOG_ACTION,
+        images=_TOOL_IMAGES if atomic else _CODE_IMAGES,
+        tools=_tool_lines(tools),
+    )
     return _THYME_REMINDER + text if variant == "thyme" and turn >= 1 else text
 
 

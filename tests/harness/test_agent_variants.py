@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pixelbox.harness.agents import OpenAIAgent, OpenAIConfig
-from pixelbox.harness.agents.variants import TextToolAgent, parse_tool_log, text_conversation
+from pixelbox.harness.agents.variants import TextToolAgent, parse_tool_log, system_prompt, text_conversation
 from pixelbox.harness.runner import run_tasks
 from pixelbox.harness.traces import read_trace
 from pixelbox.runtime.options import SandboxOptions
@@ -96,3 +96,37 @@ def test_function_call_history_becomes_text() -> None:
     assert json.loads(out[3]["content"][len("<tool_results>") : -len("</tool_results>")]) == [
         {"tool_name": "google_search", "arguments": {"query": "q"}, "output": "found"}
     ]
+
+
+def test_the_atomic_variant_prompt_offers_image_tools_in_tool_log_and_no_code() -> None:
+    from pixelbox.harness.tools import offered_tools
+
+    atomic = system_prompt("deepeyes", offered_tools("atm", web=True), 0)
+    assert "<code>" not in atomic and '"tool_name"' in atomic and "- crop:" in atomic and "image_index" in atomic
+    code = system_prompt("deepeyes", offered_tools("gen", web=True), 0)
+    assert "<code>" in code and "image_0.png" in code and "- crop:" not in code
+
+
+def test_an_atomic_variant_episode_calls_image_tools_in_tool_log(tmp_path: Path) -> None:
+    tasks = demo_tasks(tmp_path / "demo", ["demo-crop-sign"])
+    crop = json.dumps([{"tool_name": "crop", "arguments": {"image_index": 0, "bbox_2d": [750, 750, 1000, 1000]}}])
+    replies = [f"<think>Zoom in.</think><tool_log>{crop}</tool_log>", "<think>Read.</think><answer>GATE 47</answer>"]
+    with ChatCompletionsServer([completion(r) for r in replies]) as server:
+        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
+        summary = run_tasks(
+            tasks,
+            agent_factory=lambda task: TextToolAgent(OpenAIAgent(config), "thyme"),
+            mode="atm",
+            out_dir=tmp_path / "run",
+            sandbox_options=SandboxOptions(backend="local"),
+            progress=False,
+        )
+        bodies = server.bodies()
+    assert summary.counts == {"answered": 1}, summary.failed
+    assert all("tools" not in b for b in bodies) and "- crop:" in bodies[0]["messages"][0]["content"]
+    [shown] = json.loads(
+        bodies[1]["messages"][-2]["content"].removeprefix("<tool_results>").removesuffix("</tool_results>")
+    )
+    assert shown["tool_name"] == "crop" and shown["arguments"]["bbox_2d"] == [750, 750, 1000, 1000]
+    trace = read_trace(tmp_path / "run" / "episodes" / "demo-crop-sign.jsonl")
+    assert [(a["type"], a["name"]) for a in trace.of_kind("action")] == [("tool", "crop")]
