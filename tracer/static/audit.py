@@ -68,26 +68,26 @@ def _evidence(events: Sequence[dict[str, Any]], enclosure: Enclosure) -> bool:
     )
 
 
+_NOT_ENTERED = {
+    "function": ("never_called", "function {name} (line {line}) never called"),
+    "lambda": ("never_called", "lambda at line {line} never called"),
+    "loop": ("zero_iterations", "loop at line {line} ran zero times"),
+    "branch": ("branch_not_taken", "branch at line {line} not taken"),
+    "handler": ("branch_not_taken", "exception handler at line {line} not entered"),
+    "try": ("exception", "an exception in the try block at line {line} skipped it"),
+}
+"""Enclosure kind -> (reason kind, reason) when no event was recorded inside the construct."""
+
+
 def _why_not_run(op: WrittenOp, events: Sequence[dict[str, Any]], raised_at: int | None) -> tuple[str, str]:
     """``(kind, reason)`` for a written operation that produced no event."""
     outside_function = not any(e.kind in ("function", "lambda") for e in op.enclosures)
     if raised_at is not None and outside_function and op.line >= raised_at:
         return "exception", f"exception at line {raised_at}"
     for enclosure in op.enclosures:
-        if _evidence(events, enclosure):
-            continue
-        if enclosure.kind == "function":
-            return "never_called", f"function {enclosure.name} (line {enclosure.line}) never called"
-        if enclosure.kind == "lambda":
-            return "never_called", f"lambda at line {enclosure.line} never called"
-        if enclosure.kind == "loop":
-            return "zero_iterations", f"loop at line {enclosure.line} ran zero times"
-        if enclosure.kind == "branch":
-            return "branch_not_taken", f"branch at line {enclosure.line} not taken"
-        if enclosure.kind == "handler":
-            return "branch_not_taken", f"exception handler at line {enclosure.line} not entered"
-        if enclosure.kind == "try":
-            return "exception", f"an exception in the try block at line {enclosure.line} skipped it"
+        if not _evidence(events, enclosure):
+            kind, template = _NOT_ENTERED[enclosure.kind]
+            return kind, template.format(name=enclosure.name, line=enclosure.line)
     if raised_at is not None:
         return "exception", f"exception at line {raised_at}"
     return "unknown", "did not run (no construct around it explains why)"

@@ -258,46 +258,13 @@ class _Reader(cst.CSTVisitor):
     def _pop(self) -> None:
         self.stack.pop()
 
-    def visit_If_body(self, node: cst.If) -> None:
-        self._push("branch", node, node.body)
-
-    def leave_If_body(self, node: cst.If) -> None:
-        self._pop()
+    # Branches, loops, try blocks, lambdas and comprehensions are entered through the attribute hooks
+    # set from _ENCLOSING_FIELDS below the class; these three are whole nodes.
 
     def visit_Else(self, node: cst.Else) -> None:
         self._push("branch", node, node.body)
 
     def leave_Else(self, original_node: cst.Else) -> None:
-        self._pop()
-
-    def visit_IfExp_body(self, node: cst.IfExp) -> None:
-        self._push("branch", node, node.body)
-
-    def leave_IfExp_body(self, node: cst.IfExp) -> None:
-        self._pop()
-
-    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
-        self._push("branch", node, node.orelse)
-
-    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
-        self._pop()
-
-    def visit_For_body(self, node: cst.For) -> None:
-        self._push("loop", node, node.body)
-
-    def leave_For_body(self, node: cst.For) -> None:
-        self._pop()
-
-    def visit_While_body(self, node: cst.While) -> None:
-        self._push("loop", node, node.body)
-
-    def leave_While_body(self, node: cst.While) -> None:
-        self._pop()
-
-    def visit_Try_body(self, node: cst.Try) -> None:
-        self._push("try", node, node.body)
-
-    def leave_Try_body(self, node: cst.Try) -> None:
         self._pop()
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
@@ -313,39 +280,6 @@ class _Reader(cst.CSTVisitor):
             self.functions[node.name.value] = (span.start.line, span.end.line)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._pop()
-
-    def visit_Lambda_body(self, node: cst.Lambda) -> None:
-        self._push("lambda", node, node.body)
-
-    def leave_Lambda_body(self, node: cst.Lambda) -> None:
-        self._pop()
-
-    def _visit_comprehension_element(self, node: cst.CSTNode, element: cst.CSTNode) -> None:
-        self._push("loop", node, element)
-
-    def visit_ListComp_elt(self, node: cst.ListComp) -> None:
-        self._visit_comprehension_element(node, node.elt)
-
-    def leave_ListComp_elt(self, node: cst.ListComp) -> None:
-        self._pop()
-
-    def visit_GeneratorExp_elt(self, node: cst.GeneratorExp) -> None:
-        self._visit_comprehension_element(node, node.elt)
-
-    def leave_GeneratorExp_elt(self, node: cst.GeneratorExp) -> None:
-        self._pop()
-
-    def visit_SetComp_elt(self, node: cst.SetComp) -> None:
-        self._visit_comprehension_element(node, node.elt)
-
-    def leave_SetComp_elt(self, node: cst.SetComp) -> None:
-        self._pop()
-
-    def visit_DictComp_value(self, node: cst.DictComp) -> None:
-        self._visit_comprehension_element(node, node.value)
-
-    def leave_DictComp_value(self, node: cst.DictComp) -> None:
         self._pop()
 
     # -- names this cell binds for later cells
@@ -521,6 +455,38 @@ class _Reader(cst.CSTVisitor):
             self.ops.append(
                 WrittenOp("other", "numpy.ndarray.T", start.line, start.column, False, enclosures=self._enclosures())
             )
+
+
+_ENCLOSING_FIELDS = (
+    ("If", "body", "branch"),
+    ("IfExp", "body", "branch"),
+    ("IfExp", "orelse", "branch"),
+    ("For", "body", "loop"),
+    ("While", "body", "loop"),
+    ("Try", "body", "try"),
+    ("Lambda", "body", "lambda"),
+    ("ListComp", "elt", "loop"),
+    ("GeneratorExp", "elt", "loop"),
+    ("SetComp", "elt", "loop"),
+    ("DictComp", "value", "loop"),
+)
+"""(node, field, enclosure kind): the part of a node that runs only when its construct lets it."""
+
+
+def _entering(kind: str, field_name: str) -> Any:
+    def visit(self: _Reader, node: cst.CSTNode) -> None:
+        self._push(kind, node, getattr(node, field_name))
+
+    return visit
+
+
+def _leaving(self: _Reader, node: cst.CSTNode) -> None:
+    self._pop()
+
+
+for _node, _field, _kind in _ENCLOSING_FIELDS:  # libcst calls visit_<Node>_<field> / leave_<Node>_<field>
+    setattr(_Reader, f"visit_{_node}_{_field}", _entering(_kind, _field))
+    setattr(_Reader, f"leave_{_node}_{_field}", _leaving)
 
 
 def _class_methods(module: cst.Module) -> list[cst.FunctionDef]:
