@@ -119,6 +119,7 @@ def _more_tools(page_url: str) -> Any:
             ("historical_weather", {"location": "Paris, FR", "date": "2024-05-01"}),
             ("calculator", {"expression": "2 ^ 3"}),
             ("python_interpreter", {"code": "print('secret' in dir(), 'np' in dir())"}),
+            ("python_image_processing", {"code": "print(secret)"}),  # as if the interpreter remembered
         ]
         return completion("", calls)(request)
 
@@ -209,6 +210,8 @@ def test_single_turn_every_tool_then_rubric_scoring(tmp_path: Path, providers: A
     assert results["calculator"]["status"] == "error" and results["calculator"]["result"] == "Error"
     # a fresh interpreter per call: 'secret' from the first call is gone, the official predefined names are there
     assert results["python_interpreter"] == {"stdout": "False True\n", "stderr": ""}
+    relied = results["python_image_processing"]
+    assert relied["ok"] == "false" and "NameError" in relied["stderr"] and relied["output_paths"] == []
 
     trace = [json.loads(line) for line in (run / "episodes" / "single.jsonl").read_text().splitlines()]
     ops = [
@@ -227,7 +230,8 @@ def test_single_turn_every_tool_then_rubric_scoring(tmp_path: Path, providers: A
     metrics = record["score"]["metrics"]
     # r1 (5) met; r2 (3) not met ("open 9 to 17" lacks "from 9 to 17"); r3 (4) not met: ARS 5/12, APR 0
     assert metrics["ars"] == pytest.approx(5 / 12) and metrics["apr"] == 0.0
-    assert metrics["image_calls"] == 1 and metrics["cropped"] == 1.0 and metrics["ops"] >= 2
+    assert metrics["image_calls"] == 2 and metrics["cropped"] == 1.0 and metrics["ops"] >= 2
+    assert metrics["lost_state"] == 1  # the call that used `secret` from the first call
     assert scores["official"]["domain_results"] == {"STEM": {"accuracy": 0.0, "score": round(5 / 12, 4), "n": 1}}
     assert main(["report", str(run), "--suite", "visualtoolbench"]) == 0
     report = (run / "report.md").read_text()

@@ -179,3 +179,27 @@ def test_official_summary_groups_like_the_official_script() -> None:
     assert out["overall_accuracy"] == round(2 / 3, 4) and out["overall_score"] == 0.75
     assert out["domain_results"]["STEM"] == {"accuracy": 0.5, "score": 0.75, "n": 2}
     assert out["eval_focus_results"]["a"]["n"] == 2
+
+
+def test_lost_state_counts_calls_that_relied_on_an_earlier_calls_names() -> None:
+    from pixelbox.harness.suites.visualtoolbench.scoring import lost_state
+
+    def call(n: int, code: str, error: tuple[str, str] | None = None) -> list[dict[str, object]]:
+        failure = {"ename": error[0], "evalue": error[1], "traceback": ""} if error else None
+        return [
+            {"kind": "action", "action_id": f"a{n}", "name": "python_image_processing", "arguments": {"code": code}},
+            {
+                "kind": "observation",
+                "action_id": f"a{n}",
+                "execution": {"status": "error" if error else "ok", "error": failure},
+            },
+        ]
+
+    records = [
+        *call(1, "from PIL import Image\nimg = Image.open('x.png')\ndef zoom(i):\n    return i"),
+        *call(2, "img.crop((0, 0, 5, 5))", ("NameError", "name 'img' is not defined")),  # img from call 1
+        *call(3, "zoom(1)", ("NameError", "name 'zoom' is not defined")),  # zoom from call 1
+        *call(4, "typo_never_defined", ("NameError", "name 'typo_never_defined' is not defined")),  # a typo
+        *call(5, "Image.open('x.png')"),
+    ]
+    assert lost_state(records) == 2

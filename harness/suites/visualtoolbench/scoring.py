@@ -7,7 +7,9 @@ that turn; the summary's ``overall_accuracy`` (mean APR), ``overall_score`` (mea
 
 Ours, from the executed-operation traces no official harness has: image-processing calls,
 executed visual operations, and whether the model was shown an image it produced by cropping the
-input before it answered (``cropped``; lineage gives the region of the input an artifact shows).
+input before it answered (``cropped``; lineage gives the region of the input an artifact shows), and
+how often a code call failed on a name an earlier call had defined (``lost_state``: the model expected
+the interpreter to remember what the official tool forgets).
 
 ``scores.json`` has the shared layout (``summary``, ``episodes`` of ``{score, episode}``), so
 ``pixelbox report`` and ``pixelbox compare`` show VisualToolBench runs beside other suites'.
@@ -15,7 +17,9 @@ input before it answered (``cropped``; lineage gives the region of the input an 
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import mean
@@ -26,7 +30,7 @@ from pixelbox.harness.traces.store import find_traces, read_trace
 
 from .rubrics import RubricJudge, Verdict, build_rubric_judge, task_scores
 from .tasks import VtbTask
-from .tools import IMAGE_TOOL
+from .tools import CODE_TOOLS, IMAGE_TOOL
 
 SCORES_FILE = "scores.json"
 CACHE_DIR = "judge_cache"
@@ -40,6 +44,13 @@ COLUMNS = (
     Column("cropped", "cropped", "rate", "higher", "answered after seeing a crop of the input it made (ours)"),
     Column("image_calls", "image calls", "number", None, "python_image_processing calls (ours)"),
     Column("ops", "visual ops", "number", None, "visual operations that executed (ours, from the trace)"),
+    Column(
+        "lost_state",
+        "lost state",
+        "number",
+        "lower",
+        "code calls that failed on a name an earlier call defined: the model expected state to persist (ours)",
+    ),
 )
 
 
@@ -100,7 +111,7 @@ def score_episode(path: Path, judge: RubricJudge) -> dict[str, Any]:
             for rubric in turn.rubrics:
                 verdicts.append(judge.verdict(task.task_id, number, rubric, turn.prompt, turn.golden_answer, answer))
     ars, apr = task_scores(verdicts) if verdicts else (None, None)
-    process = process_figures(view)
+    process = {**process_figures(view), "lost_state": lost_state(trace.records)}
     unjudged = [v.error for v in verdicts if v.error]
     score = {
         "episode_id": view.episode_id,
@@ -130,6 +141,45 @@ def process_figures(view: Any) -> dict[str, Any]:
     ops = sum(1 for t in view.events if t.event.op not in VISUAL_OPS_SKIPPED and t.event.status == "ok")
     cropped = any(_is_crop(a.box_root) for a in view.artifacts)
     return {"image_calls": image_calls, "ops": ops, "cropped": 1.0 if cropped else 0.0}
+
+
+_UNDEFINED = re.compile(r"name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+
+
+def lost_state(records: list[dict[str, Any]]) -> int:
+    """Code calls that failed on a name an earlier call of the episode defined: the model expected the
+    interpreter to remember it (each call starts fresh in VisualToolBench)."""
+    codes: dict[str, str] = {}
+    defined: set[str] = set()
+    count = 0
+    for record in records:
+        if record.get("kind") == "action" and record.get("name") in CODE_TOOLS:
+            codes[str(record.get("action_id"))] = str((record.get("arguments") or {}).get("code") or "")
+        elif record.get("kind") == "observation" and str(record.get("action_id")) in codes:
+            code = codes[str(record["action_id"])]
+            error = (record.get("execution") or {}).get("error") or {}
+            missing = _UNDEFINED.search(str(error.get("evalue") or "")) if error.get("ename") == "NameError" else None
+            if missing and missing.group(1) in defined:
+                count += 1
+            defined |= _names_defined(code)
+    return count
+
+
+def _names_defined(code: str) -> set[str]:
+    """Names a piece of code binds at its top level (assignments, imports, functions, classes, loops)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
 
 
 def _is_crop(box: Any) -> bool:
