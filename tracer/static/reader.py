@@ -218,6 +218,11 @@ def _refine(op: str, api: str, literal: dict[str, Any]) -> str:
         for words, refined in _FILTER_OPS:
             if any(word in first for word in words):
                 return refined
+    if api == "cv2.imread" and isinstance(second, int) and not isinstance(second, bool):
+        if second >= 16 and second & 0x70:
+            return "resize"
+        if second == 0:
+            return "grayscale"
     if api == "cv2.imread" and isinstance(second, str):
         if "GRAYSCALE" in second and "REDUCED" not in second:
             return "grayscale"
