@@ -62,7 +62,7 @@ from tests.harness.servers import (
     json_response,
     png_bytes,
 )
-from tests.harness.test_run_resume import command, digest, finished, reap, write_run_inputs
+from tests.harness.test_run_resume import WAIT_S, background, command, digest, finished, reap, write_run_inputs
 from tests.harness.test_web_tools import closed_port_url
 
 KERNEL_BACKENDS = ("local", "runc")
@@ -740,9 +740,9 @@ def test_harness_sigkilled_mid_episode_resumes(harness: Harness) -> None:
     byte, the torn one reads back unfinished and is set aside as ``.partial-1``, resume redoes it."""
     tasks, recordings = write_run_inputs(harness.root)
     out = harness.root / "run"
-    first = subprocess.Popen(command(tasks, recordings, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = background(command(tasks, recordings, out), harness.root)
     torn: Path | None = None
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + WAIT_S
     while torn is None and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
         if finished(out):
@@ -751,7 +751,7 @@ def test_harness_sigkilled_mid_episode_resumes(harness: Harness) -> None:
                 if path.stem not in finished(out) and records and records[-1]["kind"] == "action":
                     torn = path  # its code is sleeping in the kernel right now
     first.kill()
-    first.communicate()
+    first.wait()
     assert torn is not None, "never caught an episode mid-execution"
     reap(first.pid)
     assert not list(Path("/tmp").glob(f"pbx-{first.pid}.*")), "cleanup left the killed run's workspaces"

@@ -57,6 +57,16 @@ def command(tasks: Path, recordings: Path, out: Path) -> list[str]:
     ]
 
 
+WAIT_S = 600
+"""A margin for a busy machine (another test session beside this one), not a timing assertion."""
+
+
+def background(args: list[str], tmp_path: Path) -> subprocess.Popen[bytes]:
+    """Start ``pixelbox run`` with its output in files: a pipe nobody reads could fill and stall it."""
+    with open(tmp_path / "first.out", "wb") as out, open(tmp_path / "first.err", "wb") as err:
+        return subprocess.Popen(args, stdout=out, stderr=err)
+
+
 def finished(out: Path) -> list[str]:
     return sorted(p.name[: -len(".summary.json")] for p in (out / "episodes").glob("*.summary.json"))
 
@@ -74,8 +84,8 @@ def digest(path: Path) -> str:
 def test_a_killed_run_resumes_without_redoing_finished_episodes(tmp_path: Path) -> None:
     tasks, recordings = write_run_inputs(tmp_path)
     out = tmp_path / "run"
-    first = subprocess.Popen(command(tasks, recordings, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 240
+    first = background(command(tasks, recordings, out), tmp_path)
+    deadline = time.monotonic() + WAIT_S
     while len(finished(out)) < 2 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     os.kill(first.pid, signal.SIGKILL)
@@ -117,12 +127,12 @@ def test_ctrl_c_leaves_running_episodes_unfinished_and_resume_completes_them(tmp
     tasks, recordings = write_run_inputs(tmp_path)
     out = tmp_path / "run"
     args = [*command(tasks, recordings, out), "--concurrency", "2"]
-    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 240
+    first = background(args, tmp_path)
+    deadline = time.monotonic() + WAIT_S
     while len(finished(out)) < 1 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     first.send_signal(signal.SIGINT)
-    assert first.wait(timeout=120) == 130
+    assert first.wait(timeout=WAIT_S) == 130, (tmp_path / "first.err").read_text()[-3000:]
     reap(first.pid)
     done_before = finished(out)
     assert len(done_before) < TASKS
