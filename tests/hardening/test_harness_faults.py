@@ -780,7 +780,7 @@ def test_harness_sigkilled_mid_episode_resumes(harness: Harness) -> None:
     assert_nothing_leaked(out)
 
 
-def _workspace_file(trace_path: Path, name: str, timeout: float = 60) -> str:
+def _workspace_file(trace_path: Path, name: str, timeout: float = WAIT_S) -> str:
     """Wait until the episode's code has created ``name`` in its workspace; return the container id."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -805,16 +805,16 @@ def test_container_killed_mid_episode(harness: Harness, how: list[str]) -> None:
     says state was lost, and the episode ends normally. (Restarting the engine is the next case, on a
     private engine: the machine's is shared; see docs/security.md.)"""
     script = [
-        completion("<code>import time\nx = 1\nopen('started', 'w').close()\ntime.sleep(20)</code>"),
+        completion("<code>import time\nx = 1\nopen('started', 'w').close()\ntime.sleep(300)</code>"),
         completion("<code>print(x)</code>"),
         completion("<code>print('fresh')</code>"),
         completion(ANSWER),
     ]
     with endpoint(script) as server, ThreadPoolExecutor(1) as pool:
-        running = pool.submit(harness.play, model(server), budgets=BudgetLimits(execution_timeout=30))
+        running = pool.submit(harness.play, model(server), budgets=BudgetLimits(execution_timeout=400))
         container = _workspace_file(harness.root / "run0" / "episodes" / "t1.jsonl", "started")
         subprocess.run(["docker", *how, container], check=True, capture_output=True, timeout=60)
-        played = running.result(timeout=120)
+        played = running.result(timeout=WAIT_S)
     trace = played.ended()
     crashed, lost, fresh = executions(trace)
     assert crashed["status"] == "crashed" and "SIGKILL" in crashed["crash_reason"], crashed
@@ -854,15 +854,15 @@ def test_docker_daemon_restarted_mid_episode(harness: Harness, private_engine: P
     on a fresh container, its trace is intact, and no container is left once the engine is back. The
     engine is a private one of this test's own, so no other process's containers are touched."""
     script = [
-        completion("<code>import time\nx = 1\nopen('started', 'w').close()\ntime.sleep(60)</code>"),
+        completion("<code>import time\nx = 1\nopen('started', 'w').close()\ntime.sleep(300)</code>"),
         completion("<code>print('after the restart')</code>"),
         completion(ANSWER),
     ]
     with endpoint(script) as server, ThreadPoolExecutor(1) as pool:
-        running = pool.submit(harness.play, model(server), budgets=BudgetLimits(execution_timeout=90))
+        running = pool.submit(harness.play, model(server), budgets=BudgetLimits(execution_timeout=400))
         container = _workspace_file(harness.root / "run0" / "episodes" / "t1.jsonl", "started")
         private_engine.restart()
-        played = running.result(timeout=240)
+        played = running.result(timeout=WAIT_S)
     trace = played.ended()
     stopped, after = executions(trace)
     assert stopped["status"] == "crashed" and stopped["state_lost"], stopped
