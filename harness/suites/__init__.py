@@ -172,6 +172,11 @@ class Suite(ABC):
         """What the demo does and writes under its ``--out`` (``pixelbox demo --help`` shows it)."""
         return ""
 
+    def default_temperature(self, model: str) -> float | None:
+        """The temperature the official runner samples ``model`` at when ``--temperature`` is not given
+        (None: the endpoint's default)."""
+        return None
+
     def check_web(self, web: WebTools) -> tuple[list[str], list[str]]:
         """``(problems, notes)`` of the web providers this suite's tools use, checked once before a run that
         records their answers (problems stop the run). By default the shared providers' own checks."""

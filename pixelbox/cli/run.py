@@ -83,7 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--api-key-env", default="OPENAI_API_KEY", metavar="VAR", help="environment variable holding the key"
     )
-    parser.add_argument("--temperature", type=float, default=None, metavar="T")
+    parser.add_argument(
+        "--temperature", type=float, default=None, metavar="T", help="sampling temperature (default: the suite's)"
+    )
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N")
     parser.add_argument("--web", default="off", choices=CACHE_MODES, help="web tools: off, or their cache mode")
     parser.add_argument(
@@ -260,6 +262,8 @@ def _run(args: argparse.Namespace) -> int:
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
     tasks = suite.load_tasks(args.tasks, ids)
     budgets = _budgets(args, suite.budgets())
+    if args.temperature is None:  # the suite's official sampling for this model, when it has one
+        args.temperature = suite.default_temperature(str(args.agent).partition(":")[2])
     web = None
     if args.web != "off":
         web = WebConfig(

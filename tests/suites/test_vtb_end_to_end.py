@@ -181,7 +181,7 @@ def test_single_turn_every_tool_then_rubric_scoring(tmp_path: Path, providers: A
     with ChatCompletionsServer(script, models=["vtb-model", "m"]) as chat:
         run = _run(tmp_path, dataset, chat, "single", backend)
         bodies = chat.bodies()
-    assert len(bodies) == 3
+    assert len(bodies) == 3 and bodies[0]["temperature"] == 0.0  # the official runner's, for a non-reasoning model
     first = bodies[0]["messages"]
     assert [m["role"] for m in first] == ["system", "user"]
     assert first[1]["content"][1]["image_url"]["url"].startswith("data:image/jpeg;base64,")

@@ -203,3 +203,10 @@ def test_lost_state_counts_calls_that_relied_on_an_earlier_calls_names() -> None
         *call(5, "Image.open('x.png')"),
     ]
     assert lost_state(records) == 2
+
+
+@pytest.mark.parametrize(("model", "temperature"), [("gpt-4o", 0.0), ("o4-mini", 1.0), ("openai/gpt-5-mini", 1.0)])
+def test_sampling_follows_the_official_runner(model: str, temperature: float) -> None:
+    from pixelbox.harness.suites import SUITES
+
+    assert SUITES.get("visualtoolbench").default_temperature(model) == temperature

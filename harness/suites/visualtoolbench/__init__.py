@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 MAX_ROUNDS = 20
 """The official ``max_tool_calls``: rounds (model replies with tool calls) per turn."""
+REASONING_MODELS = ("o1", "o3", "o4-mini", "gpt-5")
+"""Model names the official runner samples at temperature 1 (every other model at 0)."""
 EXECUTION_TIMEOUT = 60.0
 """Seconds per code call (the official tool has none: it ``exec``s in the harness process)."""
 
@@ -75,6 +77,10 @@ class VisualToolBench(Suite):
 
         self.check_mode(mode)
         return tool_schemas(["<the turn's image>"], "<the output directory>", stateful=self.stateful)
+
+    def default_temperature(self, model: str) -> float | None:
+        """0, or 1 for the reasoning models the official runner names (o1, o3, o4-mini, gpt-5...), as it samples."""
+        return 1.0 if any(marker in model for marker in REASONING_MODELS) else 0.0
 
     def check_web(self, web: WebTools) -> tuple[list[str], list[str]]:
         from .web import check_providers
