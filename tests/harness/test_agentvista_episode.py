@@ -213,3 +213,22 @@ def test_two_images_named_as_officially(tmp_path: Path, backend: str) -> None:
     assert "(98, 70)" in _result(bodies[2]["messages"][-1])
     scores = SUITE.score_run(tmp_path / "run", ["match"], progress=False)
     assert scores["episodes"][0]["score"]["metrics"]["accuracy"] == 1.0
+
+
+def test_a_forged_event_fails_its_episode_not_the_scoring(tmp_path: Path) -> None:
+    """A trace holding an event of the wrong shape (``output: []``): that episode scores 0 and is not
+    infrastructure; scoring of the run goes on (issue 12, self-exclusion)."""
+    from tests.scoring.test_integrity import forge_event
+
+    code = "original_image.crop((0, 0, 98, 70))"
+    script = [completion("", [("code_interpreter", {"code": code})]), completion("<answer>red box</answer>")]
+    with ChatCompletionsServer(script) as server:
+        summary = _run(tmp_path, _tasks(tmp_path / "data", images=1), server, None, **require_backend("local"))
+    assert summary.counts == {"answered": 1}
+    (trace,) = (tmp_path / "run" / "episodes").glob("*.jsonl")
+    forge_event(trace, output=[])
+    scores = SUITE.score_run(tmp_path / "run", ["match"], progress=False)
+    (record,) = scores["episodes"]
+    score = record["score"]
+    assert score["metrics"]["accuracy"] == 0.0 and score["infrastructure"] is None, score
+    assert "damaged_trace" in score["damaged"]

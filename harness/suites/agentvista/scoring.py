@@ -190,7 +190,7 @@ def score_run(
         raise RunDirError(f"no episode traces under {root}; is this a `pixelbox run --suite agentvista` directory?")
     judge = build_judge(list(judges), root / CACHE_DIR)
     records = [
-        score_episode(path, judge) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)
+        _scored_or_damaged(path, judge) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)
     ]
     result = {
         "run_dir": str(root),
@@ -240,6 +240,45 @@ def score_episode(path: Path, judge: LLMJudge | MatchJudge) -> dict[str, Any]:
     except Exception as exc:  # the report still lists the episode
         shown = {"episode_id": score["episode_id"], "task": {"task_id": episode.task_id}, "view_error": str(exc)}
     return {"score": score, "episode": shown}
+
+
+def _scored_or_damaged(path: Path, judge: LLMJudge | MatchJudge) -> dict[str, Any]:
+    """``score_episode``, except that steps the reader cannot read (a kernel-made record of the wrong
+    shape) make that episode a failure (accuracy 0, not infrastructure), never a stop of the run's scoring."""
+    from pixelbox.harness.scoring.from_trace import DAMAGED
+    from pixelbox.harness.traces.store import read_trace
+    from pixelbox.tracer.events import EventFormatError
+
+    try:
+        return score_episode(path, judge)
+    except EventFormatError as exc:
+        start = read_trace(path).of_kind("episode_start")[0]
+        task = start.get("task") or {}
+        task_id = str(task.get("task_id") or path.stem)
+        model, mode = str(start.get("model") or ""), str(start.get("mode") or "")
+        reason = f"{DAMAGED}: scoring could not read this episode's trace, so it counts as failed: {exc}"
+        score = {
+            "episode_id": f"{model}-{task_id}-{mode}",
+            "task_id": task_id,
+            "mode": mode,
+            "model": model,
+            "suite": SUITE,
+            "category": task.get("domain"),
+            "level": None,
+            "infrastructure": None,
+            "damaged": reason,
+            "prediction": None,
+            "gold": task.get("solution"),
+            "judge": None,
+            "metrics": {
+                "accuracy": 0.0,
+                "answer_after_crop": None,
+                "visual_ops": None,
+                "code_calls": None,
+                "tool_calls": None,
+            },
+        }
+        return {"score": score, "episode": {"episode_id": score["episode_id"], "task": {"task_id": task_id}}}
 
 
 def process_figures(episode: Any, status: str) -> dict[str, float | None]:
