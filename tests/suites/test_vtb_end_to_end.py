@@ -390,3 +390,31 @@ def test_record_mode_checks_this_suites_providers_then_replay_needs_none(
         replayed = _tool_results(chat.bodies()[1])["google_search"]
     assert len(serp.requests) == searched and replayed["status"] == "success"  # from the cache, no provider call
     assert replayed["results"][0]["title"] == "opening hours result 0"
+
+
+def test_a_forged_event_fails_its_episode_not_the_scoring(tmp_path: Path, providers: Any) -> None:
+    """A trace holding an event of the wrong shape (``output: []``) scores APR and ARS 0 for its episode,
+    is not infrastructure and asks the judge nothing; scoring of the run goes on (issue 12)."""
+    from pixelbox.harness.suites.visualtoolbench.scoring import score_vtb_run
+    from tests.scoring.test_integrity import forge_event
+
+    backend = require_backend("local")
+    dataset = _dataset(tmp_path / "data")
+
+    def measure(request: Request) -> Response:
+        images, save = _told(request)
+        code = f"from PIL import Image\nim = Image.open({images[0]!r})\n"
+        code += f"im.crop((0, 0, 10, 10)).save({save!r} + '/c.png')\n"
+        return completion("", [("python_image_processing", {"code": code})])(request)
+
+    script = [measure, completion("It is 200x120."), measure, completion("Also 200x120, and white.")]
+    with ChatCompletionsServer(script, models=["vtb-model", "m"]) as chat:
+        run = _run(tmp_path, dataset, chat, "multi", backend)
+    forge_event(run / "episodes" / "multi.jsonl", output=[])
+    with ChatCompletionsServer(judge_script(3)) as judge:
+        result = score_vtb_run(run, [f"openai:judge-model@{judge.base_url}"], progress=False)
+        asked = judge.bodies()
+    (record,) = result["episodes"]
+    score = record["score"]
+    assert score["metrics"]["apr"] == 0.0 and score["metrics"]["ars"] == 0.0 and score["infrastructure"] is None
+    assert asked == [] and record["episode"]["termination"] == "damaged_trace"

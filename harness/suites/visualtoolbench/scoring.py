@@ -94,23 +94,26 @@ def score_vtb_run(
 
 def score_episode(path: Path, judge: RubricJudge) -> dict[str, Any]:
     """One episode's score record and its report view."""
-    from pixelbox.harness.scoring.from_trace import episode_from_trace
+    from pixelbox.harness.scoring.from_trace import DAMAGED
     from pixelbox.harness.scoring.view import episode_to_dict
 
     trace = read_trace(path)
     start = trace.of_kind("episode_start")[0]
     ends = trace.of_kind("episode_end")
     task = VtbTask.from_dict(start["task"])
-    view = episode_from_trace(path)
+    view = _view_or_damaged(path)
     end = ends[-1] if ends else {}
     answers = list(end.get("turn_answers") or [])
     verdicts: list[Verdict] = []
-    if view.infrastructure is None:
+    damaged = view.termination == DAMAGED
+    if view.infrastructure is None and not damaged:
         for number, turn in enumerate(task.turns):
             answer = answers[number] if number < len(answers) else ""
             for rubric in turn.rubrics:
                 verdicts.append(judge.verdict(task.task_id, number, rubric, turn.prompt, turn.golden_answer, answer))
     ars, apr = task_scores(verdicts) if verdicts else (None, None)
+    if damaged:  # a failure of the episode, scored as such (never left out)
+        answers, ars, apr = [], 0.0, 0.0
     process = {**process_figures(view), "lost_state": lost_state(trace.records)}
     unjudged = [v.error for v in verdicts if v.error]
     score = {
@@ -133,6 +136,21 @@ def score_episode(path: Path, judge: RubricJudge) -> dict[str, Any]:
         "turn_answers": answers,
     }
     return {"score": score, "episode": episode_to_dict(view)}
+
+
+def _view_or_damaged(path: Path) -> Any:
+    """The episode's view; steps the reader cannot read (a kernel-made record of the wrong shape) make it
+    a ``damaged_trace`` view, so the episode fails instead of stopping scoring of the whole run."""
+    from pixelbox.harness.scoring.from_trace import damaged_episode, episode_from_trace
+    from pixelbox.harness.scoring.view import EpisodeFormatError
+
+    try:
+        return episode_from_trace(path)
+    except EpisodeFormatError as exc:
+        damaged = damaged_episode(path, str(exc))
+        if damaged is None:
+            raise
+        return damaged
 
 
 def process_figures(view: Any) -> dict[str, Any]:
