@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -177,9 +178,21 @@ class CellReading:
     methods: frozenset[str] = frozenset()
 
 
+def _jsonable(value: Any) -> Any:
+    """A literal as JSON can hold it: tuples become lists; sets, bytes, complex and non-finite
+    numbers become their source-like text (audits travel in traces, which are strict JSON)."""
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    return repr(value)
+
+
 def _literal(node: cst.BaseExpression, module: cst.Module) -> tuple[bool, Any]:
     try:
-        return True, ast.literal_eval(module.code_for_node(node).strip())
+        return True, _jsonable(ast.literal_eval(module.code_for_node(node).strip()))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         pass
     if isinstance(node, cst.Attribute):

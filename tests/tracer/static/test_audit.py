@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pixelbox.tracer.static import Audit, EpisodeNames, audit_cell, error_line, read_cell
+from pixelbox.tracer.static import Audit, EpisodeNames, Unreadable, audit_cell, error_line, read_cell
 from pixelbox.tracer.static.reader import advance
 from tests.tracer.conftest import Kernelish
 
@@ -98,3 +98,14 @@ def test_unreadable_cells_give_an_unavailable_audit_not_a_failure(kernel: Kernel
     assert not broken.available and "not valid Python" in broken.reason
     deep = audit_cell("x = a" + ".b" * 3000 + "\n", [])
     assert not deep.available and deep.reason
+
+
+def test_literal_parameters_are_json_even_when_python_literals_are_not() -> None:
+    """Sets, bytes, complex and non-finite numbers are kept as text: audits travel in strict JSON."""
+    import json
+
+    reading = read_cell("img.rotate(1e999)\nimg.crop({1, 2})\nimg.save(b'x.png')\nimg.resize((2, 3j))\n")
+    assert not isinstance(reading, Unreadable)
+    literals = [o.literal["0"] for o in reading.ops]
+    assert literals == ["inf", "{1, 2}", "b'x.png'", [2, "3j"]]
+    json.dumps([o.to_dict() for o in reading.ops], allow_nan=False)
