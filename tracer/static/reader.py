@@ -67,6 +67,8 @@ _IO_METHODS = frozenset({"save", "show"})
 _CALLBACK_TAKERS = frozenset(
     {"map", "filter", "sorted", "min", "max", "apply", "reduce", "starmap", "apply_along_axis"}
 )
+_LITERAL_CAP = 400
+"""Longest literal argument text kept in ``WrittenOp.literal`` (longer ones count as computed)."""
 _GRAY_MODES = frozenset({"L", "LA", "1", "I", "F", "I;16"})
 _FILTER_OPS = (
     (("SHARPEN", "UnsharpMask", "DETAIL", "EDGE_ENHANCE"), "sharpen"),
@@ -191,8 +193,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def _literal(node: cst.BaseExpression, module: cst.Module) -> tuple[bool, Any]:
+    text = module.code_for_node(node).strip()
+    if len(text) > _LITERAL_CAP:
+        return False, None  # a data blob (a base64 string, a long table) is not a parameter to show
     try:
-        return True, _jsonable(ast.literal_eval(module.code_for_node(node).strip()))
+        return True, _jsonable(ast.literal_eval(text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         pass
     if isinstance(node, cst.Attribute):

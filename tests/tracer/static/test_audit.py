@@ -109,3 +109,5 @@ def test_literal_parameters_are_json_even_when_python_literals_are_not() -> None
     literals = [o.literal["0"] for o in reading.ops]
     assert literals == ["inf", "{1, 2}", "b'x.png'", [2, "3j"]]
     json.dumps([o.to_dict() for o in reading.ops], allow_nan=False)
+    blob = read_cell(f"img.save({'x' * 1000!r})\n")
+    assert not isinstance(blob, Unreadable) and blob.ops[0].computed == ("0",), "a data blob is not shown"
