@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+from pixelbox.harness.suites.shared import StandardReports, usable_tasks
 
 if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.suites.agent_x.tasks import AgentXTask
 
 
-class AgentX(Suite):
+class AgentX(StandardReports, Suite):
     """Agent-X: ``gen`` = the official single-shot inference, ``atm`` = the 14 tools executed."""
 
     name = "agent-x"
@@ -40,16 +41,10 @@ class AgentX(Suite):
         return COLUMNS
 
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> list[AgentXTask]:
-        import sys
-
         from pixelbox.harness.suites.agent_x.tasks import load_tasks
 
         loaded = load_tasks(source, ids)
-        for error in loaded.errors:
-            print(f"skipped: {error}", file=sys.stderr)
-        if not loaded.tasks:
-            raise ValueError(f"{source}: no usable Agent-X record ({len(loaded.errors)} bad)")
-        return loaded.tasks
+        return usable_tasks(loaded.tasks, loaded.errors, source, "Agent-X")
 
     def budgets(self) -> BudgetLimits:
         """Official: one call. Executed (ours, no official figure): 20 turns, 20 tool calls, 60 s per sandbox run."""
@@ -83,19 +78,9 @@ class AgentX(Suite):
     def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
         import json
 
-        from pixelbox.harness.scoring.report import to_markdown
-        from pixelbox.harness.scoring.run import SCORES_FILE
-
-        return [
-            to_markdown(scores["summary"]).removesuffix("\n"),
-            "G_acc (non-generative) and G* (generative ids) per mode: " + json.dumps(scores.get("agentx"), default=str),
-            f"scores: {str(run_dir).rstrip('/')}/{SCORES_FILE}",
-        ]
-
-    def write_report(self, run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
-        from pixelbox.harness.scoring.run import write_report
-
-        return write_report(run_dir, include_infrastructure=include_infrastructure)
+        table, where = super().score_lines(scores, run_dir)
+        figures = json.dumps(scores.get("agentx"), default=str)
+        return [table, f"G_acc (non-generative) and G* (generative ids) per mode: {figures}", where]
 
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from pixelbox.harness.suites.agent_x.demo import run_demo

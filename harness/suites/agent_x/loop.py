@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox import __version__
-from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
-from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
+from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolArgumentsError, ToolCall
+from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
     EpisodeAborted,
     EpisodeEnd,
@@ -49,6 +49,7 @@ from pixelbox.harness.episode.observations import tool_observation
 from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.agent_x import tools as xt
 from pixelbox.harness.suites.agent_x.tasks import AgentXTask
+from pixelbox.harness.suites.shared import ask, runtime_info
 from pixelbox.harness.tools.atomic import call_tool
 
 VISION_ENV = "PIXELBOX_AGENTX_VISION"
@@ -347,13 +348,7 @@ class AgentXEpisode:
     # -- plumbing -----------------------------------------------------------------------------------
 
     def _ask(self) -> AgentTurn:
-        try:
-            turn = self.agent.next_turn(list(self.messages), list(self.tools))
-        except AgentError as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
-        self.writer.turn(round=self.budget.rounds, messages=summarize_messages(self.messages), agent_turn=turn)
-        return turn
+        return ask(self.agent, self.messages, self.tools, self.writer, self.budget.rounds)
 
     def _message(self, message: Message) -> None:
         self.messages.append(message)
@@ -378,7 +373,7 @@ class AgentXEpisode:
             model=self.agent.model,
             mode=config.mode,
             agentx_mode="executed" if self.executed else "official",
-            runtime=_runtime_info(self.sandbox),
+            runtime=runtime_info(self.sandbox),
             agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
             pixelbox=__version__,
             suite="agent-x",
@@ -458,13 +453,6 @@ def _ocr(entry: ImageEntry) -> _Result:
             words.append(f"({x}, {y}, {x + w}, {y + h}) {cells[11].strip()}")
     text = "\n".join(words) if words else "no text found"
     return _Result(text, ok=True, detail={"engine": "tesseract", "words": len(words)})
-
-
-def _runtime_info(sandbox: Any) -> Any:
-    try:
-        return sandbox.info.to_dict()
-    except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def run_agentx_episode(task: AgentXTask, agent: Agent, context: EpisodeContext) -> EpisodeOutcome:

@@ -21,7 +21,6 @@ the calls made, the share that ran, succeeded and is a ground-truth tool.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -228,8 +227,8 @@ def score_run(
     """Score every episode under ``run_dir``; writes and returns ``scores.json`` (with the run's G* and G_acc)."""
     from tqdm import tqdm
 
-    from pixelbox.harness.scoring.report import summarize
-    from pixelbox.harness.scoring.run import CACHE_DIR, SCORES_FILE, RunDirError
+    from pixelbox.harness.scoring.run import CACHE_DIR, RunDirError
+    from pixelbox.harness.suites.shared import write_scores
     from pixelbox.harness.traces.store import find_traces
 
     root = Path(run_dir)
@@ -238,18 +237,8 @@ def score_run(
         raise RunDirError(f"no episode traces under {root}; is this a `pixelbox run --suite agent-x` directory?")
     judge = build_judge(list(judges), root / CACHE_DIR)
     records = [score_episode(p, judge) for p in tqdm(traces, desc="judging", unit="episode", disable=not progress)]
-    scores = [r["score"] for r in records]
-    result = {
-        "run_dir": str(root),
-        "suite": SUITE,
-        "judges": [judge.id] if judge else [],
-        "options": {"include_infrastructure": include_infrastructure},
-        "summary": summarize(scores, include_infrastructure),
-        "agentx": run_figures(scores),
-        "episodes": records,
-    }
-    (root / SCORES_FILE).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
-    return result
+    figures = run_figures([r["score"] for r in records])
+    return write_scores(root, SUITE, [judge.id] if judge else [], records, include_infrastructure, agentx=figures)
 
 
 def build_judge(specs: Sequence[str], cache_dir: Path) -> Judge | None:
@@ -289,8 +278,7 @@ def run_figures(scores: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def score_episode(path: Path, judge: Judge | None) -> dict[str, Any]:
-    from pixelbox.harness.scoring.from_trace import episode_from_trace
-    from pixelbox.harness.scoring.view import episode_to_dict
+    from pixelbox.harness.suites.shared import episode_view
     from pixelbox.harness.traces.episode import read_episode
 
     episode = read_episode(path)
@@ -330,11 +318,7 @@ def score_episode(path: Path, judge: Judge | None) -> dict[str, Any]:
         "judge": judged or None,
         "metrics": metrics,
     }
-    try:
-        shown = episode_to_dict(episode_from_trace(path))
-    except Exception as exc:
-        shown = {"episode_id": score["episode_id"], "task": {"task_id": episode.task_id}, "view_error": str(exc)}
-    return {"score": score, "episode": shown}
+    return {"score": score, "episode": episode_view(path, str(score["episode_id"]), episode.task_id)}
 
 
 def _official_steps(steps: Any) -> Any:

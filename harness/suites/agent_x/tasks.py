@@ -430,5 +430,6 @@ def sample_frames(video: Path, policy: str) -> tuple[tuple[Path, ...], tuple[int
 
 
 def _cache() -> Path:
-    root = os.environ.get("PIXELBOX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "pixelbox")
-    return Path(root) / "agent-x" / "frames"
+    from pixelbox.harness.suites.shared import cache_dir
+
+    return cache_dir("agent-x", "frames")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+from pixelbox.harness.suites.shared import StandardReports, usable_tasks
 
 if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.suites.mmsearch_plus.tasks import SearchTask
 
 
-class MMSearchPlus(Suite):
+class MMSearchPlus(StandardReports, Suite):
     """MMSearch-Plus in the paper's full-rollout setting (text and image search)."""
 
     name = "mmsearch-plus"
@@ -45,16 +46,10 @@ class MMSearchPlus(Suite):
 
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> list[SearchTask]:
         """Usable records of ``source``; bad ones are reported on stderr and skipped."""
-        import sys
-
         from pixelbox.harness.suites.mmsearch_plus.tasks import load_tasks
 
         loaded = load_tasks(source, ids)
-        for error in loaded.errors:
-            print(f"skipped: {error}", file=sys.stderr)
-        if not loaded.tasks:
-            raise ValueError(f"{source}: no usable MMSearch-Plus record ({len(loaded.errors)} bad)")
-        return loaded.tasks
+        return usable_tasks(loaded.tasks, loaded.errors, source, "MMSearch-Plus")
 
     def budgets(self) -> BudgetLimits:
         """20 search rounds (or 20 tool calls with Set-of-Mark), two more turns to answer, 60 s per sandbox call."""
@@ -87,17 +82,6 @@ class MMSearchPlus(Suite):
         return score_run(
             run_dir, judges, suite=self.name, progress=progress, include_infrastructure=include_infrastructure
         )
-
-    def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
-        from pixelbox.harness.scoring.report import to_markdown
-        from pixelbox.harness.scoring.run import SCORES_FILE
-
-        return [to_markdown(scores["summary"]).removesuffix("\n"), f"scores: {str(run_dir).rstrip('/')}/{SCORES_FILE}"]
-
-    def write_report(self, run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
-        from pixelbox.harness.scoring.run import write_report
-
-        return write_report(run_dir, include_infrastructure=include_infrastructure)
 
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from pixelbox.harness.suites.mmsearch_plus.demo import run_demo

@@ -21,7 +21,7 @@ from typing import Any
 
 from pixelbox import __version__
 from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
-from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
+from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
     EpisodeAborted,
     EpisodeEnd,
@@ -38,6 +38,7 @@ from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.mmsearch_plus import som as marks_mod
 from pixelbox.harness.suites.mmsearch_plus import tools as mt
 from pixelbox.harness.suites.mmsearch_plus.tasks import SearchTask
+from pixelbox.harness.suites.shared import ask, runtime_info
 from pixelbox.harness.tools.atomic import call_tool
 from pixelbox.harness.web import ProviderError
 
@@ -123,14 +124,7 @@ class SearchEpisode:
                 self._send_images(shown)
 
     def _ask(self) -> AgentTurn:
-        tools = [] if self.closed else list(self.tools)
-        try:
-            turn = self.agent.next_turn(list(self.messages), tools)
-        except AgentError as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
-        self.writer.turn(round=self.budget.rounds, messages=summarize_messages(self.messages), agent_turn=turn)
-        return turn
+        return ask(self.agent, self.messages, [] if self.closed else self.tools, self.writer, self.budget.rounds)
 
     # -- one call ---------------------------------------------------------------------------------
 
@@ -308,7 +302,7 @@ class SearchEpisode:
             config=config.to_dict(),
             model=self.agent.model,
             mode=config.mode,
-            runtime=_runtime_info(self.sandbox),
+            runtime=runtime_info(self.sandbox),
             agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
             pixelbox=__version__,
             suite="mmsearch-plus-som" if self.som else "mmsearch-plus",
@@ -317,13 +311,6 @@ class SearchEpisode:
             messages=[redact(m) for m in self.messages],
             images=[e.to_dict(self.context.run_root) for e in self.book.entries.values()],
         )
-
-
-def _runtime_info(sandbox: Any) -> Any:
-    try:
-        return sandbox.info.to_dict()
-    except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def run_search_episode(task: SearchTask, agent: Agent, context: EpisodeContext, *, som: bool) -> EpisodeOutcome:

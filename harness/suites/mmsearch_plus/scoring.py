@@ -16,7 +16,6 @@ accuracy down by category and by difficulty (easy / difficult), as the paper doe
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -146,8 +145,8 @@ def score_run(
     """Judge every episode under ``run_dir``; writes and returns ``scores.json``."""
     from tqdm import tqdm
 
-    from pixelbox.harness.scoring.report import summarize
-    from pixelbox.harness.scoring.run import CACHE_DIR, SCORES_FILE, RunDirError
+    from pixelbox.harness.scoring.run import CACHE_DIR, RunDirError
+    from pixelbox.harness.suites.shared import write_scores
     from pixelbox.harness.traces.store import find_traces
 
     root = Path(run_dir)
@@ -158,21 +157,11 @@ def score_run(
     records = [
         score_episode(p, judge, suite) for p in tqdm(traces, desc="judging", unit="episode", disable=not progress)
     ]
-    result = {
-        "run_dir": str(root),
-        "suite": suite,
-        "judges": [judge.id],
-        "options": {"include_infrastructure": include_infrastructure},
-        "summary": summarize([r["score"] for r in records], include_infrastructure),
-        "episodes": records,
-    }
-    (root / SCORES_FILE).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
-    return result
+    return write_scores(root, suite, [judge.id], records, include_infrastructure)
 
 
 def score_episode(path: Path, judge: Judge, suite: str) -> dict[str, Any]:
-    from pixelbox.harness.scoring.from_trace import episode_from_trace
-    from pixelbox.harness.scoring.view import episode_to_dict
+    from pixelbox.harness.suites.shared import episode_view
     from pixelbox.harness.traces.episode import read_episode
 
     episode = read_episode(path)
@@ -197,11 +186,7 @@ def score_episode(path: Path, judge: Judge, suite: str) -> dict[str, Any]:
         "judge": verdict,
         "metrics": {"accuracy": None if verdict is None else float(verdict["correct"]), **process_figures(episode)},
     }
-    try:
-        shown = episode_to_dict(episode_from_trace(path))
-    except Exception as exc:
-        shown = {"episode_id": score["episode_id"], "task": {"task_id": episode.task_id}, "view_error": str(exc)}
-    return {"score": score, "episode": shown}
+    return {"score": score, "episode": episode_view(path, str(score["episode_id"]), episode.task_id)}
 
 
 def process_figures(episode: Any) -> dict[str, float]:

@@ -94,8 +94,9 @@ def encrypt(text: str, canary: str = CANARY) -> str:
 
 def image_cache() -> Path:
     """Where extracted dataset images are kept (``PIXELBOX_CACHE`` or ``~/.cache/pixelbox``)."""
-    root = os.environ.get("PIXELBOX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "pixelbox")
-    return Path(root) / "mmsearch-plus" / "images"
+    from pixelbox.harness.suites.shared import cache_dir
+
+    return cache_dir("mmsearch-plus", "images")
 
 
 def load_tasks(source: str | Path, ids: Iterable[str] | None = None, *, encrypted: bool | None = None) -> Loaded:

@@ -1,0 +1,114 @@
+"""Pieces several suites' own loops and scoring use alike (MMSearch-Plus, Agent-X), written once.
+
+- :class:`StandardReports`: ``score_lines`` and ``write_report`` for suites whose score records have
+  the shared shape (a mixin, so ``harness.suites`` itself imports nothing of scoring at load time);
+- :func:`usable_tasks`: report bad records on stderr, fail when none is usable;
+- :func:`ask`: one model turn, traced; an agent failure ends the episode as ``agent_error``;
+- :func:`runtime_info`: the sandbox's description for ``episode_start``;
+- :func:`write_scores`: ``scores.json`` of a suite's run in the shared layout;
+- :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pixelbox.harness.agents.base import Agent, AgentTurn, Message
+    from pixelbox.harness.traces import TraceWriter
+
+
+class StandardReports:
+    """``pixelbox score`` lines and ``pixelbox report`` pages for score records in the shared shape."""
+
+    def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
+        from pixelbox.harness.scoring.report import to_markdown
+        from pixelbox.harness.scoring.run import SCORES_FILE
+
+        return [to_markdown(scores["summary"]).removesuffix("\n"), f"scores: {str(run_dir).rstrip('/')}/{SCORES_FILE}"]
+
+    def write_report(self, run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
+        from pixelbox.harness.scoring.run import write_report
+
+        return write_report(run_dir, include_infrastructure=include_infrastructure)
+
+
+def usable_tasks(tasks: list[Any], errors: Sequence[Exception], source: str | Path, title: str) -> list[Any]:
+    """``tasks``, after printing each bad record as ``skipped:``; a ``ValueError`` when none is usable."""
+    for error in errors:
+        print(f"skipped: {error}", file=sys.stderr)
+    if not tasks:
+        raise ValueError(f"{source}: no usable {title} record ({len(errors)} bad)")
+    return tasks
+
+
+def ask(
+    agent: Agent, messages: list[Message], tools: list[dict[str, Any]], writer: TraceWriter, round: int
+) -> AgentTurn:
+    """The agent's next turn, traced; an agent failure is traced and ends the episode (``agent_error``)."""
+    from pixelbox.harness.agents.base import AgentError
+    from pixelbox.harness.agents.messages import summarize_messages
+    from pixelbox.harness.episode import EpisodeEnd
+
+    try:
+        turn = agent.next_turn(list(messages), list(tools))
+    except AgentError as exc:
+        writer.error(where="agent", message=str(exc), type=type(exc).__name__)
+        raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
+    writer.turn(round=round, messages=summarize_messages(messages), agent_turn=turn)
+    return turn
+
+
+def runtime_info(sandbox: Any) -> Any:
+    """What the sandbox is (backend, isolation), or why that could not be read."""
+    try:
+        return sandbox.info.to_dict()
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def write_scores(
+    root: Path,
+    suite: str,
+    judges: list[str],
+    records: list[dict[str, Any]],
+    include_infrastructure: bool,
+    **extra: Any,
+) -> dict[str, Any]:
+    """``root/scores.json`` in the shared layout (summary over the score records, then ``extra``); returned."""
+    from pixelbox.harness.scoring.report import summarize
+    from pixelbox.harness.scoring.run import SCORES_FILE
+
+    result = {
+        "run_dir": str(root),
+        "suite": suite,
+        "judges": judges,
+        "options": {"include_infrastructure": include_infrastructure},
+        "summary": summarize([r["score"] for r in records], include_infrastructure),
+        **extra,
+        "episodes": records,
+    }
+    (root / SCORES_FILE).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    return result
+
+
+def episode_view(path: Path, episode_id: str, task_id: str) -> dict[str, Any]:
+    """The episode as reports show it (a stub naming the problem when the trace cannot be viewed)."""
+    from pixelbox.harness.scoring.from_trace import episode_from_trace
+    from pixelbox.harness.scoring.view import episode_to_dict
+
+    try:
+        return episode_to_dict(episode_from_trace(path))
+    except Exception as exc:
+        return {"episode_id": episode_id, "task": {"task_id": task_id}, "view_error": str(exc)}
+
+
+def cache_dir(*parts: str) -> Path:
+    """``$PIXELBOX_CACHE/parts...`` (default ``~/.cache/pixelbox``): images and frames extracted from datasets."""
+    root = os.environ.get("PIXELBOX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "pixelbox")
+    return Path(root).joinpath(*parts)
