@@ -23,6 +23,7 @@ from pixelbox.harness.suites.agent_x.scoring import parse_score, toolset_f1
 from pixelbox.harness.suites.agent_x.tasks import GENERATIVE_IDS, load_tasks
 from pixelbox.harness.traces import read_trace
 from pixelbox.runtime.options import SandboxOptions
+from tests.conftest import require_backend
 from tests.harness.servers import ChatCompletionsServer, SerperServer, completion
 
 SUITE = SUITES.get("agent-x")
@@ -111,14 +112,14 @@ def _image_of(part: dict[str, Any]) -> Image.Image:
     return Image.open(io.BytesIO(base64.b64decode(part["image_url"]["url"].split(",", 1)[1]))).convert("RGB")
 
 
-def _run(tmp_path: Path, tasks: Any, server: Any, mode: str, name: str, web: Any = None) -> Any:
+def _run(tmp_path: Path, tasks: Any, server: Any, mode: str, name: str, web: Any = None, **options: Any) -> Any:
     config = OpenAIConfig(model="local-vlm", base_url=server.base_url, api_key="sk-test")
     return run_tasks(
         tasks,
         agent_factory=lambda task: OpenAIAgent(config),
         mode=mode,
         out_dir=tmp_path / name,
-        sandbox_options=SandboxOptions(backend="local"),
+        sandbox_options=SandboxOptions(**(options or {"backend": "local"})),
         budgets=SUITE.budgets(),
         web=web,
         progress=False,
@@ -126,9 +127,11 @@ def _run(tmp_path: Path, tasks: Any, server: Any, mode: str, name: str, web: Any
     )
 
 
+@pytest.mark.parametrize("backend", ["local", "runsc"])
 def test_executed_mode_runs_the_tools_and_scores_what_ran(
-    tmp_path: Path, dataset: Path, serper: SerperServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, dataset: Path, serper: SerperServer, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
+    options = require_backend(backend)
     tasks = SUITE.load_tasks(dataset, ids=["0"])
     calls = [
         ("ObjectCounter", {"image": 1, "text": "red squares"}),
@@ -147,7 +150,7 @@ def test_executed_mode_runs_the_tools_and_scores_what_ran(
             cache_root=tmp_path / "web", cache_mode="record", serper_url=serper.url, allow_private_urls=True
         )
         with ChatCompletionsServer(script) as server:
-            summary = _run(tmp_path, tasks, server, "atm", "executed", web)
+            summary = _run(tmp_path, tasks, server, "atm", "executed", web, **options)
             bodies = server.bodies()
         seen = vision.bodies()
     assert summary.counts == {"answered": 1}
@@ -289,3 +292,33 @@ def test_demo_both_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     ran = {r["score"]["task_id"]: r["score"]["metrics"] for r in executed["episodes"]}
     assert ran["0"]["toolset_f1"] == pytest.approx(0.8) and ran["0"]["tool_precision_run"] == pytest.approx(2 / 3)
     assert (tmp_path / "demo" / "run-executed" / "report" / "index.html").is_file()
+    # the official prediction files, one per mode: a list of one-key objects, steps in the official keys
+    exported = json.loads((tmp_path / "demo" / "export" / "atm_replay-demo_predictions.json").read_text())
+    assert [next(iter(e)) for e in exported] == ["0", "1"]
+    first = exported[0]["0"]
+    assert first["filename"] == "AgentX_0.png" and first["final_answer"]["value"] == "42 EUR"
+    assert [s["tool_used"] for s in first["reasoning_steps"]] == ["SceneDescriber", "Calculator", "DrawBoundingBox"]
+    assert first["reasoning_steps"][1]["tool_output"] == "42"
+    official = json.loads((tmp_path / "demo" / "export" / "gen_replay-demo_predictions.json").read_text())
+    assert official[1]["1"]["reasoning_steps"][0]["tool_output"].startswith("A coloured square")
+
+
+def test_official_prompts_only_from_a_verified_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pixelbox.harness.suites.agent_x.official import OfficialPromptsError, official_rubrics, prompts_of
+
+    monkeypatch.delenv("PIXELBOX_AGENTX_OFFICIAL", raising=False)
+    assert official_rubrics() is None
+    fake = tmp_path / "Agent-X" / "evaluation"
+    fake.mkdir(parents=True)
+    names = ["get_grounding_score", "get_precision_score", "get_tool_accuray", "get_faithfulness_accuray",
+             "get_goal_accuray", "get_toolset_accuray", "get_context_score", "get_factual_precision",
+             "get_semantic_accuracy"]  # fmt: skip
+    source = "\n".join(f"def {n}(a, b):\n    p = 'prompt of {n}'\n    return p\n" for n in names)
+    (fake / "multiagent_evaluation.py").write_text(source)
+    assert prompts_of(source)["grounding"] == "prompt of get_grounding_score"
+    monkeypatch.setenv("PIXELBOX_AGENTX_OFFICIAL", str(tmp_path / "Agent-X"))
+    with pytest.raises(OfficialPromptsError, match="not the file of commit c62b043"):
+        official_rubrics()
+    monkeypatch.setenv("PIXELBOX_AGENTX_OFFICIAL", str(tmp_path))
+    with pytest.raises(OfficialPromptsError, match=r"no evaluation/multiagent_evaluation\.py"):
+        official_rubrics()

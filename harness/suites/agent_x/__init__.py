@@ -82,6 +82,12 @@ class AgentX(StandardReports, Suite):
         figures = json.dumps(scores.get("agentx"), default=str)
         return [table, f"G_acc (non-generative) and G* (generative ids) per mode: {figures}", where]
 
+    def export_run(self, run_dir: str | Path, out: str | Path) -> list[Any]:
+        """The official prediction file per mode and model (what run_eval_gpt_as_judge.py reads)."""
+        from pixelbox.harness.suites.agent_x.export import export_run
+
+        return list(export_run(run_dir, out))
+
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from pixelbox.harness.suites.agent_x.demo import run_demo
 

@@ -226,6 +226,7 @@ def run_demo(out: Path, suite: Suite, *, backend: str, concurrency: int, progres
         failures += [f"{label} {e['task_id']}: {e['error']}" for e in summary.failed]
         scores = suite.score_run(run_dir, ["match"], progress=progress)
         paths = suite.write_report(run_dir)
+        suite.export_run(run_dir, out / "export")
         for record in scores["episodes"]:
             score = record["score"]
             if score["infrastructure"] or score["prediction"] != score["gold"]:

@@ -4,7 +4,8 @@ Judge metrics (``--judge openai:MODEL[@BASE_URL]``; the paper used GPT-4o), one 
 same inputs as ``evaluation/multiagent_evaluation.py`` and ``run_eval_gpt_as_judge.py`` (the ground
 truth block ``{"query", "GT reasoning steps", "GT final answer"}`` and the prediction, both as Python
 ``str()`` of the objects; the tool metrics get the ground truth's ``tool_metadata``). The rubrics are
-the official ones in our words (:data:`RUBRICS`); each reply must carry a ``'Score': x`` entry, read
+the official ones in our words (:data:`RUBRICS`), or the official prompts themselves read from the
+user's checkout (``PIXELBOX_AGENTX_OFFICIAL``, :mod:`.official`); each reply must carry a ``'Score': x`` entry, read
 by :func:`parse_score` (the repository does not show its parsing: we take the number after the last
 ``Score`` key, clamped to 0-1). Keys: ``grounding`` (G_s), ``tool_precision`` (T_p),
 ``tool_accuracy`` (T_acc), ``faithfulness`` (F_acc), ``context`` (C_s), ``factual_precision`` (F_p),
@@ -156,13 +157,17 @@ class Judge:
 
     def __init__(self, spec: str, cache: JudgeCache) -> None:
         from pixelbox.harness.scoring.judges import parse_endpoint
+        from pixelbox.harness.suites.agent_x.official import official_rubrics
 
         self.endpoint = parse_endpoint(spec)
         self.cache = cache
-        self.id = f"agent-x:{self.endpoint.model}@{self.endpoint.base_url}"
+        official = official_rubrics()
+        self.rubrics = official or RUBRICS
+        prompts = "official" if official else "pixelbox"
+        self.id = f"agent-x:{self.endpoint.model}@{self.endpoint.base_url} ({prompts} prompts)"
 
     def score(self, metric: str, user: str) -> dict[str, Any]:
-        system = RUBRICS[metric]
+        system = self.rubrics[metric]
         hit = self.cache.get(self.id, system + "\n" + user, "")
         if hit is not None and isinstance(hit.get("reply"), str):
             return {"score": parse_score(hit["reply"]), "reply": hit["reply"], "cached": True}
@@ -294,7 +299,7 @@ def score_episode(path: Path, judge: Judge | None) -> dict[str, Any]:
     metrics: dict[str, float | None] = {key: None for key in RUBRICS}
     judged: dict[str, Any] = {}
     if infrastructure is None and judge is not None:
-        for metric, user in judge_inputs(task, _official_steps(steps), final).items():
+        for metric, user in judge_inputs(task, official_steps(steps), final).items():
             if metric == "goal_accuracy" and generative:
                 continue
             judged[metric] = judge.score(metric, user)
@@ -321,7 +326,7 @@ def score_episode(path: Path, judge: Judge | None) -> dict[str, Any]:
     return {"score": score, "episode": episode_view(path, str(score["episode_id"]), episode.task_id)}
 
 
-def _official_steps(steps: Any) -> Any:
+def official_steps(steps: Any) -> Any:
     """Executed steps in the official prediction's shape (task, tool_used, tool_output, thought)."""
     if not isinstance(steps, list):
         return steps
