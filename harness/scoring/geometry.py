@@ -29,20 +29,50 @@ def coverage(region: Box, of: Box) -> float:
     return intersection(region, of) / area(of) if area(of) > 0 else 0.0
 
 
-def image_region(events: list[Event], image_id: str) -> tuple[str, Box, bool]:
+def image_region(events: list[Event], image_id: str, depth: int = 0) -> tuple[str, Box, bool]:
     """Root id, region of the root (0-1000) and approximate flag for an image id.
 
     The region is the last crop upstream of the image (crops carry their root box); an image
-    with no crop upstream shows its whole root.
+    with no crop upstream shows its whole root. A root that is an earlier artifact (``artifact:N``,
+    an image the code read back from a file it saved, e.g. after a kernel restart) is followed to the
+    region that artifact shows, and the boxes composed.
     """
     chain = chain_for(events, image_id)
     root = root_of(chain, image_id)
     approximate = any(bool(e.params.get("approximate")) for e in chain)
+    region = FULL
     for event in reversed(chain):
         box = event.params.get("bbox_2d_root")
         if event.op == "crop" and box is not None:
-            return str(event.params.get("root") or root), _box(box), approximate
-    return root, FULL, approximate
+            root, region = str(event.params.get("root") or root), _box(box)
+            break
+    if root.startswith("artifact:") and depth < MAX_ARTIFACT_HOPS:
+        upstream = _artifact_region(events, root, depth)
+        if upstream is not None:
+            return upstream[0], _within(upstream[1], region), approximate or upstream[2]
+    return root, region, approximate
+
+
+MAX_ARTIFACT_HOPS = 20
+
+
+def _artifact_region(events: list[Event], artifact: str, depth: int) -> tuple[str, Box, bool] | None:
+    index = int(artifact.split(":", 1)[1])
+    save = next(
+        (e for e in events if isinstance(e.artifact, dict) and e.artifact.get("index") == index and e.inputs), None
+    )
+    return None if save is None else image_region(events, save.inputs[0], depth + 1)
+
+
+def _within(outer: Box, inner: Box) -> Box:
+    """``inner`` (0-1000 of an image showing ``outer`` of its root) in 0-1000 of that root."""
+    width, height = (outer[2] - outer[0]) / 1000, (outer[3] - outer[1]) / 1000
+    return (
+        outer[0] + inner[0] * width,
+        outer[1] + inner[1] * height,
+        outer[0] + inner[2] * width,
+        outer[1] + inner[3] * height,
+    )
 
 
 def event_region(events: list[Event], event: Event) -> tuple[str, Box, bool]:

@@ -148,17 +148,36 @@ def episode_records(path: str | Path, trace: Trace) -> EpisodeRecords:
 
 
 def _with_events(steps: list[Step]) -> list[Step]:
-    """Parse each step's events; renumber after a kernel restart so seqs keep increasing."""
-    offset, last, out = 0, -1, []
+    """Parse each step's events; renumber after a kernel restart so seqs keep increasing, and give the new
+    kernel's intermediate image ids (``img:K``, counted from 0 again) a ``#GENERATION`` suffix so they never
+    meet the earlier kernel's."""
+    offset, last, generation, out = 0, -1, 0, []
+    produced: set[str] = set()
     for step in steps:
         parsed = [Event.from_dict(r) for r in (step.execution or {}).get("events") or []]
-        if parsed and parsed[0].seq + offset <= last:
+        restarted = bool(parsed) and parsed[0].seq + offset <= last
+        if restarted:
             offset = last + 1 - parsed[0].seq
-        events = tuple(replace(e, seq=e.seq + offset) for e in parsed)
+        outputs = {e.output for e in parsed if e.output is not None and e.output.startswith("img:")}
+        if restarted or outputs & produced:  # a kernel numbers its images once: a repeated id is a new kernel
+            generation += 1
+            produced = set()
+        produced |= outputs
+        events = tuple(_in_generation(replace(e, seq=e.seq + offset), generation) for e in parsed)
         if events:
             last = events[-1].seq
         out.append(replace(step, events=events))
     return out
+
+
+def _in_generation(event: Event, generation: int) -> Event:
+    if not generation:
+        return event
+
+    def rename(image_id: str | None) -> str | None:
+        return f"{image_id}#{generation}" if image_id is not None and image_id.startswith("img:") else image_id
+
+    return replace(event, inputs=tuple(rename(i) or i for i in event.inputs), output=rename(event.output))
 
 
 def _derived_artifacts(events: list[Event]) -> dict[int, list[int]]:

@@ -418,3 +418,36 @@ def test_a_forged_event_fails_its_episode_not_the_scoring(tmp_path: Path, provid
     score = record["score"]
     assert score["metrics"]["apr"] == 0.0 and score["metrics"]["ars"] == 0.0 and score["infrastructure"] is None
     assert asked == [] and record["episode"]["termination"] == "damaged_trace"
+
+
+def test_lineage_spans_calls_despite_a_fresh_kernel_each(tmp_path: Path, providers: Any) -> None:
+    """The second call opens the file the first one saved; after the restart the kernel still knows it as
+    artifact 0, so the second crop's region composes back to the input."""
+    backend = require_backend("local")
+    dataset = _dataset(tmp_path / "data")
+
+    def crop(source: int, box: tuple[int, int, int, int], name: str) -> Any:
+        def respond(request: Request) -> Response:
+            images, save = _told(request)
+            code = f"from PIL import Image\nImage.open({images[source]!r}).crop({box}).save({save!r} + '/{name}')\n"
+            return completion("", [("python_image_processing", {"code": code})])(request)
+
+        return respond
+
+    script = [
+        crop(0, (100, 60, 200, 120), "transformed_image_0.png"),  # the right half of the bottom half
+        crop(1, (50, 0, 100, 30), "transformed_image_1.png"),  # the right half of that, its top half
+        completion("B-7"),
+    ]
+    with ChatCompletionsServer(script, models=["vtb-model"]) as chat:
+        run = _run(tmp_path, dataset, chat, "single", backend)
+    with ChatCompletionsServer(judge_script(3)) as judge:
+        assert (
+            main(["score", str(run), "--suite", "visualtoolbench", "--judge", f"openai:j@{judge.base_url}", "--quiet"])
+            == 0
+        )
+    (record,) = json.loads((run / "scores.json").read_text())["episodes"]
+    artifacts = {a["index"]: a for a in record["episode"]["artifacts"]}
+    assert artifacts[1]["root"] == "input:0"
+    # x 150-200 of 200 (750-1000), y 60-90 of 120 (500-750), in 0-1000 of the input
+    assert [round(v) for v in artifacts[1]["box_root"]] == [750, 500, 1000, 750]

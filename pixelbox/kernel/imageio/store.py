@@ -12,6 +12,7 @@ Rules (the package docstring explains them for users):
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -63,6 +64,27 @@ class ArtifactStore:
         self.next_index = settings.first_index if settings.first_index is not None else profile.first_index
         self.exec = _ExecState()
         self._input_paths = {image.path for image in settings.inputs}
+        self._adopt_existing()
+
+    def _adopt_existing(self) -> None:
+        """Know again the artifacts an earlier kernel of this sandbox saved (after a restart: VisualToolBench
+        restarts before every code call), so reading one is tied to its lineage (``artifact:N``) instead of
+        starting a new root. Only regular files named by the profile (``STEM<N>.<ext>``) are adopted; they
+        are not announced again."""
+        stem = self.profile.stem
+        try:
+            names = sorted(os.listdir(self.settings.artifact_dir)) if stem else []
+        except OSError:
+            return
+        pattern = re.compile(re.escape(stem or "") + r"(\d+)\.[A-Za-z0-9]+")
+        for name in names:
+            found = pattern.fullmatch(name)
+            path = os.path.join(self.settings.artifact_dir, name)
+            if found is None or os.path.islink(path) or not os.path.isfile(path) or path in self._input_paths:
+                continue
+            self.records.append({"v": RECORD_VERSION, "index": int(found.group(1)), "name": name, "path": path})
+        if self.records:
+            self.next_index = max(self.next_index, *(record["index"] + 1 for record in self.records))
 
     def start_execution(self, exec_hint: int | None) -> None:
         """Reset the per-execution caps; ``exec_hint`` numbers captures made outside any cell frame."""
