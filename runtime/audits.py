@@ -22,8 +22,11 @@ from pixelbox.tracer.static.reader import advance
 
 @dataclass(frozen=True)
 class _Cell:
+    """What later readings need of an executed cell (not the whole result: logs live as long as the sandbox)."""
+
     code: str
-    result: Execution
+    index: int
+    state_lost: bool
 
 
 class AuditLog:
@@ -34,15 +37,22 @@ class AuditLog:
         self._names: list[EpisodeNames] = []
         """``_names[i]``: the names cell ``i`` runs with (known for a prefix of the cells)."""
         self._lock = threading.Lock()
+        self._fresh = False
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="pixelbox-audit") if background else None
 
     def note(self, code: str, result: Execution) -> None:
         """Remember an executed agent cell (cheap: no parsing here)."""
         with self._lock:
-            self._cells.append(_Cell(code, result))
+            self._cells.append(_Cell(code, result.index, result.state_lost or self._fresh))
+            self._fresh = False
             position = len(self._cells) - 1
         if self._pool is not None:
             self._pool.submit(self._warm, position)
+
+    def restarted(self) -> None:
+        """The kernel was replaced on request: the next cell starts with no names from earlier cells."""
+        with self._lock:
+            self._fresh = True
 
     def _names_for(self, position: int) -> EpisodeNames:
         """The names cell ``position`` ran with, reading the cells before it as needed.
@@ -57,11 +67,11 @@ class AuditLog:
                 i = len(self._names)
                 cell = self._cells[i]
                 before = (self._cells[i - 1], self._names[i - 1]) if i else None
-            if before is None or cell.result.state_lost:
+            if before is None or cell.state_lost:
                 names = EpisodeNames()
             else:
                 previous, previous_names = before
-                names = advance(previous_names, read_cell(previous.code, previous_names), previous.result.index)
+                names = advance(previous_names, read_cell(previous.code, previous_names), previous.index)
             with self._lock:
                 if len(self._names) == i:
                     self._names.append(names)
@@ -74,7 +84,7 @@ class AuditLog:
     def audit(self, result: Execution) -> dict[str, Any]:
         """The audit of ``result`` (one of this log's executions), stored on ``result.audit`` too."""
         with self._lock:
-            position = next((i for i, c in enumerate(self._cells) if c.result is result), None)
+            position = next((i for i, c in enumerate(self._cells) if c.index == result.index), None)
         if position is None:
             report: dict[str, Any] = {
                 "available": False,

@@ -167,6 +167,7 @@ class Sandbox:
             self._check_open()
             self._stop_kernel()
             self._start_kernel()
+            self._audits.restarted()
 
     @property
     def connection_info(self) -> dict[str, Any]:
