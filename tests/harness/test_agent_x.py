@@ -302,6 +302,19 @@ def test_demo_both_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     official = json.loads((tmp_path / "demo" / "export" / "gen_replay-demo_predictions.json").read_text())
     assert official[1]["1"]["reasoning_steps"][0]["tool_output"].startswith("A coloured square")
 
+    # one report over Agent-X and MMSearch-Plus runs of the same model: each by its suite, and side by side
+    with contextlib.redirect_stdout(out):
+        code = main(
+            ["demo", "--suite", "mmsearch-plus", "--out", str(tmp_path / "mmsp"), "--backend", "local", "--quiet"]
+        )
+        assert code == 0
+        runs = [str(tmp_path / "demo" / "run-executed"), str(tmp_path / "mmsp" / "run")]
+        code = main(["report", *runs, "--out", str(tmp_path / "across")])
+    assert code == 0, out.getvalue()
+    across = json.loads((tmp_path / "across" / "compare.json").read_text())["across_suites"]
+    row = across["models"]["replay-demo · atm"]
+    assert row["mmsearch-plus"]["value"] == 1.0 and row["agent-x"]["metric"] == "G_acc"
+
 
 def test_official_prompts_only_from_a_verified_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pixelbox.harness.suites.agent_x.official import OfficialPromptsError, official_rubrics, prompts_of

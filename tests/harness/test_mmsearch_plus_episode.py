@@ -141,7 +141,9 @@ def test_set_of_mark_episode_zoom_is_the_drawn_box(
         Image.open(io.BytesIO(uploaded)).convert("RGB").tobytes()
         == Image.open(task.images[0]).convert("RGB").crop(sign.box).tobytes()
     )
-    assert "A reverse image search of region" in bodies[2]["messages"][0]["content"]
+    summary_parts = bodies[2]["messages"][0]["content"]
+    assert _image(summary_parts[0]).size == (400, 300)  # the question's image beside the prompt
+    assert "A reverse image search of region" in summary_parts[-1]["text"]
     assert "tools" not in bodies[2]
     image_reply = bodies[3]["messages"][-2]
     assert image_reply["content"].startswith(f"Reverse image search of region {sign.index} of image 1: top 2 results")
@@ -149,7 +151,7 @@ def test_set_of_mark_episode_zoom_is_the_drawn_box(
     assert "index must be the number of a marked region" in bodies[3]["messages"][-1]["content"]
 
     # text_search: top results, each page read (or its snippet) and summarised
-    assert "Lumen Fest is held every June." in bodies[4]["messages"][0]["content"]
+    assert "Lumen Fest is held every June." in bodies[4]["messages"][0]["content"][-1]["text"]
     text_reply = bodies[7]["messages"][-1]["content"]
     assert text_reply.startswith('Query "lumen fest sign":\n[1] lumen fest sign - result 1')
     assert "web_info: Lumen Fest is a light festival." in text_reply

@@ -164,12 +164,15 @@ def record_web(cache_root: Path, tasks: list[Any]) -> None:
             error=None,
         )
         prompt = mt.page_prompt(task.question, query, hit, page)
-        cache.put(mt.SUMMARY_TOOL, mt.summary_key(prompt), ok=True, data={"text": summary}, error=None)
+        context = mt.images_context(task.images)
+        cache.put(mt.SUMMARY_TOOL, mt.summary_key(prompt, context), ok=True, data={"text": summary}, error=None)
         data = task.images[0].read_bytes()
         lens_key = {"image_sha256": hashlib.sha256(data).hexdigest(), "gl": "us", "hl": "en"}
         cache.put("google_lens_search", lens_key, ok=True, data={"results": [LENS]}, error=None)
         image_prompt = mt.IMAGE_PROMPT.format(what="image 1", question=task.question, results=mt.image_listing([LENS]))
-        cache.put(mt.SUMMARY_TOOL, mt.summary_key(image_prompt), ok=True, data={"text": LENS_SUMMARY}, error=None)
+        cache.put(
+            mt.SUMMARY_TOOL, mt.summary_key(image_prompt, context), ok=True, data={"text": LENS_SUMMARY}, error=None
+        )
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:

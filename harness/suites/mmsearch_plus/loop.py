@@ -84,6 +84,7 @@ class SearchEpisode:
         self.messages: list[Message] = []
         self.closed = False
         self.summaries: list[dict[str, Any]] = []
+        self.summariser = mt.Summarise(self._summarise, mt.images_context(task.images))
 
     def run(self) -> EpisodeOutcome:
         self._start()
@@ -164,7 +165,7 @@ class SearchEpisode:
     def _text_search(self, call: ToolCall, action_id: str, arguments: dict[str, Any]) -> list[ImageEntry]:
         assert self.context.web is not None
         text, records, error = mt.text_search(
-            self.context.web, arguments.get("queries"), self.task.question, self._summarise
+            self.context.web, arguments.get("queries"), self.task.question, self.summariser
         )
         return self._reply(call, action_id, text, tool_result={"queries": records}, error=error)
 
@@ -180,7 +181,7 @@ class SearchEpisode:
                 return self._reply(call, action_id, text, execution=execution, error=text)
             what = f"region {mark.index} of image {mark.image + 1}"
             text, record = mt.image_search(
-                self.context.web, crop.path.read_bytes(), what, self.task.question, self._summarise
+                self.context.web, crop.path.read_bytes(), what, self.task.question, self.summariser
             )
             record["mark"] = mark.to_dict()
             return self._reply(call, action_id, text, execution=execution, tool_result=record, made=[crop], show=False)
@@ -189,7 +190,7 @@ class SearchEpisode:
             problem = f"image must be an integer from 1 to {len(self.task.images)}, got {number!r}"
             return self._reply(call, action_id, f"Error: {problem}", error=problem)
         data = self.book.read(number - 1) or b""
-        text, record = mt.image_search(self.context.web, data, f"image {number}", self.task.question, self._summarise)
+        text, record = mt.image_search(self.context.web, data, f"image {number}", self.task.question, self.summariser)
         return self._reply(call, action_id, text, tool_result=record)
 
     def _zoom(self, call: ToolCall, action_id: str, arguments: dict[str, Any]) -> list[ImageEntry]:
@@ -229,8 +230,9 @@ class SearchEpisode:
         return execution, (added[-1] if added and execution.status == "ok" else None)
 
     def _summarise(self, prompt: str) -> str:
+        content = [*(image_part(p) for p in self.task.images), text_part(prompt)]
         try:
-            turn = self.agent.next_turn([{"role": "user", "content": prompt}], [])
+            turn = self.agent.next_turn([{"role": "user", "content": content}], [])
         except AgentError as exc:
             self.summaries.append({"error": str(exc)})
             raise ProviderError(f"the summarising model failed: {exc}") from None

@@ -15,14 +15,17 @@ we follow its description with pixelbox's providers and our own words:
 
 Every provider answer and every summary goes through the task's web record/replay cache
 (``WebTools.cached``), so a recorded run replays with no provider and no summariser call. The
-summariser is the agent's own model (the paper used Gemini); its replies are kept in the trace.
+summariser is the agent's own model (the paper used Gemini), shown the question's images beside each
+prompt (so ``related_info`` can tie a result to the image); its replies are kept in the trace.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pixelbox.harness.web import ToolResult, WebTools
@@ -38,8 +41,22 @@ IMAGE_RESULTS = 10
 PAGE_CHARS = 6000
 """Page text given to the summariser per result."""
 
-Summarise = Callable[[str], str]
-"""``prompt -> reply``: one call to the summarising model."""
+
+@dataclass(frozen=True)
+class Summarise:
+    """The summarising model: ``ask(prompt) -> reply`` shows it the question's images beside the prompt;
+    ``context`` (their SHA-256s, :func:`images_context`) is part of each summary's cache key."""
+
+    ask: Callable[[str], str]
+    context: str = ""
+
+    def __call__(self, prompt: str) -> str:
+        return self.ask(prompt)
+
+
+def images_context(paths: Sequence[Path]) -> str:
+    """The SHA-256s of the images shown to the summariser, comma-separated (a cache-key part)."""
+    return ",".join(hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in paths)
 
 
 def _function(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -209,14 +226,15 @@ def image_listing(hits: list[dict[str, Any]]) -> str:
     )
 
 
-def summary_key(prompt: str) -> dict[str, str]:
-    """The cache key of one summary."""
-    return {"prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()}
+def summary_key(prompt: str, context: str = "") -> dict[str, str]:
+    """The cache key of one summary: its prompt and the images shown with it."""
+    key = {"prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()}
+    return {**key, "images_sha256": context} if context else key
 
 
 def cached_summary(web: WebTools, prompt: str, summarise: Summarise) -> ToolResult:
     """One summary through the record/replay cache, keyed by the prompt's SHA-256."""
-    key = summary_key(prompt)
+    key = summary_key(prompt, summarise.context)
 
     def produce() -> dict[str, Any]:
         return {"text": summarise(prompt)}
