@@ -305,6 +305,10 @@ def test_demo_both_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     # one report over Agent-X and MMSearch-Plus runs of the same model: each by its suite, and side by side
     with contextlib.redirect_stdout(out):
         code = main(
+            ["export", "--suite", "agent-x", str(tmp_path / "demo" / "run-official"), "--out", str(tmp_path / "x")]
+        )
+        assert code == 0 and (tmp_path / "x" / "gen_replay-demo_predictions.json").is_file()
+        code = main(
             ["demo", "--suite", "mmsearch-plus", "--out", str(tmp_path / "mmsp"), "--backend", "local", "--quiet"]
         )
         assert code == 0

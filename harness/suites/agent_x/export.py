@@ -12,11 +12,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pixelbox.harness.export.layout import ExportedEpisode
 
 
-def export_run(run_dir: str | Path, out: str | Path) -> list[Path]:
-    """Write the official prediction file(s) of ``run_dir`` under ``out``; returns their paths."""
+def export_run(run_dir: str | Path, out: str | Path) -> list[ExportedEpisode]:
+    """Write the official prediction file(s) of ``run_dir`` under ``out``; returns each episode and its file."""
+    from pixelbox.harness.export.layout import ExportedEpisode
     from pixelbox.harness.scoring.run import RunDirError
     from pixelbox.harness.suites.agent_x.scoring import official_steps
     from pixelbox.harness.traces.episode import read_episode
@@ -26,6 +30,7 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[Path]:
     if not traces:
         raise RunDirError(f"no episode traces under {run_dir}; is this a `pixelbox run --suite agent-x` directory?")
     files: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    finished: dict[tuple[str, str], list[tuple[str, bool]]] = {}
     for path in traces:
         episode = read_episode(path)
         prediction = ((episode.end or {}).get("totals") or {}).get("prediction") or {}
@@ -36,6 +41,7 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[Path]:
             "final_answer": prediction.get("final_answer") or {"value": "", "justification": ""},
         }
         files.setdefault((episode.mode, episode.model), []).append({episode.task_id: entry})
+        finished.setdefault((episode.mode, episode.model), []).append((episode.task_id, episode.end is not None))
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     written = []
@@ -43,7 +49,7 @@ def export_run(run_dir: str | Path, out: str | Path) -> list[Path]:
         entries.sort(key=lambda e: _key_order(next(iter(e))))
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{mode}_{model}_predictions.json")
         (target / name).write_text(json.dumps(entries, indent=2), encoding="utf-8")
-        written.append(target / name)
+        written += [ExportedEpisode(t, mode, model, target / name, done) for t, done in finished[(mode, model)]]
     return written
 
 
