@@ -5,6 +5,7 @@
 - :func:`usable_tasks`: report bad records on stderr, fail when none is usable;
 - :func:`ask`: one model turn, traced; an agent failure ends the episode as ``agent_error``;
 - :func:`runtime_info`: the sandbox's description for ``episode_start``;
+- :func:`play_and_end` and :func:`in_sandbox`: an episode played to its end in its own sandbox;
 - :func:`write_scores`: ``scores.json`` of a suite's run in the shared layout;
 - :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``).
 """
@@ -14,12 +15,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent, AgentTurn, Message
+    from pixelbox.harness.episode import EpisodeOutcome
+    from pixelbox.harness.episode.budgets import Budget
+    from pixelbox.harness.suites import EpisodeContext
     from pixelbox.harness.traces import TraceWriter
 
 
@@ -112,3 +116,31 @@ def cache_dir(*parts: str) -> Path:
     """``$PIXELBOX_CACHE/parts...`` (default ``~/.cache/pixelbox``): images and frames extracted from datasets."""
     root = os.environ.get("PIXELBOX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "pixelbox")
     return Path(root).joinpath(*parts)
+
+
+def play_and_end(
+    loop: Callable[[], None], writer: TraceWriter, task_id: str, budget: Budget, book: Any, **totals: Any
+) -> EpisodeOutcome:
+    """Play ``loop`` until the episode ends; write ``episode_end`` with the budget's totals and ``totals``;
+    the outcome counts ``book``'s images as they are at the end."""
+    from pixelbox.harness.episode import EpisodeOutcome, play_until_end
+
+    status, reason, answer = play_until_end(loop, writer)
+    writer.episode_end(status=status, reason=reason, answer=answer, totals={**budget.snapshot(), **totals})
+    return EpisodeOutcome(task_id, status, reason, answer, budget.rounds, budget.tool_calls, len(book.entries))
+
+
+def in_sandbox(
+    task: Any, agent: Agent, context: EpisodeContext, play: Callable[[Any], EpisodeOutcome]
+) -> EpisodeOutcome:
+    """Start the task's sandbox, ``play(sandbox)``, and always close it; a failed start is traced as such."""
+    from pixelbox.harness.episode import record_failed_start
+
+    try:
+        sandbox = context.make_sandbox(task)
+    except Exception as exc:
+        return record_failed_start(task, agent.model, context.config, context.writer, "runtime", exc)
+    try:
+        return play(sandbox)
+    finally:
+        sandbox.close()

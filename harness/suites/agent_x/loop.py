@@ -38,8 +38,6 @@ from pixelbox.harness.episode import (
     EpisodeAborted,
     EpisodeEnd,
     EpisodeOutcome,
-    play_until_end,
-    record_failed_start,
     redact,
 )
 from pixelbox.harness.episode.budgets import Budget
@@ -49,7 +47,7 @@ from pixelbox.harness.episode.observations import tool_observation
 from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.agent_x import tools as xt
 from pixelbox.harness.suites.agent_x.tasks import AgentXTask
-from pixelbox.harness.suites.shared import ask, runtime_info
+from pixelbox.harness.suites.shared import ask, in_sandbox, play_and_end, runtime_info
 from pixelbox.harness.tools.atomic import call_tool
 
 VISION_ENV = "PIXELBOX_AGENTX_VISION"
@@ -115,21 +113,12 @@ class AgentXEpisode:
         self.steps: list[dict[str, Any]] = []
         self.vision = _Vision(context, task.task_id)
         self.prediction: dict[str, Any] = {"reasoning_steps": "", "final_answer": {"value": "", "justification": ""}}
+        """Filled in place when the episode answers (``episode_end`` is written with this very dict)."""
 
     def run(self) -> EpisodeOutcome:
         self._start()
-        status, reason, answer = play_until_end(self._loop if self.executed else self._single, self.writer)
-        totals = {**self.budget.snapshot(), "prediction": self.prediction}
-        self.writer.episode_end(status=status, reason=reason, answer=answer, totals=totals)
-        return EpisodeOutcome(
-            self.task.task_id,
-            status,
-            reason,
-            answer,
-            self.budget.rounds,
-            self.budget.tool_calls,
-            len(self.book.entries),
-        )
+        loop = self._loop if self.executed else self._single
+        return play_and_end(loop, self.writer, self.task.task_id, self.budget, self.book, prediction=self.prediction)
 
     # -- official: one call -----------------------------------------------------------------------
 
@@ -141,7 +130,7 @@ class AgentXEpisode:
         final = parsed.get("final_answer") if parsed else None
         if not isinstance(final, dict):
             final = {"value": str(final or ""), "justification": ""} if parsed else {"value": "", "justification": ""}
-        self.prediction = {"reasoning_steps": steps, "final_answer": final, "parsed": parsed is not None}
+        self.prediction.update(reasoning_steps=steps, final_answer=final, parsed=parsed is not None)
         if parsed is None:
             raise EpisodeEnd("no_answer", "the reply is neither JSON nor a Python literal", "")
         raise EpisodeEnd("answered", None, str(final.get("value") or ""))
@@ -184,7 +173,7 @@ class AgentXEpisode:
         if not isinstance(final, dict):
             answer = extract_answer(text or "") if text else None
             final = {"value": answer if answer is not None else (text or "").strip(), "justification": ""}
-        self.prediction = {"reasoning_steps": self.steps, "final_answer": final, "parsed": parsed is not None}
+        self.prediction.update(reasoning_steps=self.steps, final_answer=final, parsed=parsed is not None)
         return final
 
     def _run_call(self, call: ToolCall, action_id: str, text: str, made: list[ImageEntry]) -> dict[str, Any]:
@@ -457,11 +446,4 @@ def _ocr(entry: ImageEntry) -> _Result:
 
 def run_agentx_episode(task: AgentXTask, agent: Agent, context: EpisodeContext) -> EpisodeOutcome:
     """Start the task's sandbox, play the episode, always close the sandbox."""
-    try:
-        sandbox = context.make_sandbox(task)
-    except Exception as exc:
-        return record_failed_start(task, agent.model, context.config, context.writer, "runtime", exc)  # type: ignore[arg-type]
-    try:
-        return AgentXEpisode(task, agent, sandbox, context).run()
-    finally:
-        sandbox.close()
+    return in_sandbox(task, agent, context, lambda sandbox: AgentXEpisode(task, agent, sandbox, context).run())

@@ -26,8 +26,6 @@ from pixelbox.harness.episode import (
     EpisodeAborted,
     EpisodeEnd,
     EpisodeOutcome,
-    play_until_end,
-    record_failed_start,
     redact,
 )
 from pixelbox.harness.episode.budgets import Budget
@@ -38,7 +36,7 @@ from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.mmsearch_plus import som as marks_mod
 from pixelbox.harness.suites.mmsearch_plus import tools as mt
 from pixelbox.harness.suites.mmsearch_plus.tasks import SearchTask
-from pixelbox.harness.suites.shared import ask, runtime_info
+from pixelbox.harness.suites.shared import ask, in_sandbox, play_and_end, runtime_info
 from pixelbox.harness.tools.atomic import call_tool
 from pixelbox.harness.web import ProviderError
 
@@ -88,17 +86,7 @@ class SearchEpisode:
 
     def run(self) -> EpisodeOutcome:
         self._start()
-        status, reason, answer = play_until_end(self._loop, self.writer)
-        self.writer.episode_end(status=status, reason=reason, answer=answer, totals=self.budget.snapshot())
-        return EpisodeOutcome(
-            self.task.task_id,
-            status,
-            reason,
-            answer,
-            self.budget.rounds,
-            self.budget.tool_calls,
-            len(self.book.entries),
-        )
+        return play_and_end(self._loop, self.writer, self.task.task_id, self.budget, self.book)
 
     def _loop(self) -> None:
         while True:
@@ -317,11 +305,4 @@ class SearchEpisode:
 
 def run_search_episode(task: SearchTask, agent: Agent, context: EpisodeContext, *, som: bool) -> EpisodeOutcome:
     """Start the task's sandbox, play the episode, always close the sandbox."""
-    try:
-        sandbox = context.make_sandbox(task)
-    except Exception as exc:
-        return record_failed_start(task, agent.model, context.config, context.writer, "runtime", exc)  # type: ignore[arg-type]
-    try:
-        return SearchEpisode(task, agent, sandbox, context, som=som).run()
-    finally:
-        sandbox.close()
+    return in_sandbox(task, agent, context, lambda sandbox: SearchEpisode(task, agent, sandbox, context, som=som).run())
