@@ -31,6 +31,7 @@ from tqdm import tqdm
 from pixelbox.harness.agents.base import Agent
 from pixelbox.harness.episode import RETRYABLE_STATUSES, EpisodeAborted, EpisodeConfig, EpisodeOutcome
 from pixelbox.harness.episode.budgets import BudgetLimits
+from pixelbox.harness.episode.codemode import CodeBlocks
 from pixelbox.harness.episode.prompts import PromptTemplates
 from pixelbox.harness.modes import Mode
 from pixelbox.harness.preflight import check_services
@@ -168,6 +169,7 @@ def run_tasks(
     preflight: bool = False,
     max_consecutive_failures: int = 0,
     executor: EpisodeExecutor | None = None,
+    code_blocks: CodeBlocks | None = None,
 ) -> RunSummary:
     """Run ``tasks`` (or shard ``(i, n)`` of them) in ``mode``, writing traces under ``out_dir``; resumable.
 
@@ -182,7 +184,7 @@ def run_tasks(
     failures in a row; the summary's ``stopped`` says so, and calling again resumes. ``executor`` says
     where episodes play (default: a :class:`ThreadExecutor` of ``concurrency`` threads on this host;
     ``pixelbox.ray.RayExecutor`` spreads them over a Ray cluster); whichever it is, this process alone
-    writes the traces.
+    writes the traces. ``code_blocks`` (code mode) says which ``<code>`` blocks of a turn run; default: the suite's.
 
     Raises :class:`RunSetupError` (before any episode starts, nothing marked finished) when the
     agent or the web tools of the first task to run cannot be built, and
@@ -196,7 +198,11 @@ def run_tasks(
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {', '.join(PROFILES.names())}, got {profile!r}")
     config = EpisodeConfig(
-        mode=mode, profile=profile, budgets=budgets or BudgetLimits(), templates=templates or PromptTemplates()
+        mode=mode,
+        profile=profile,
+        budgets=budgets or BudgetLimits(),
+        templates=templates or PromptTemplates(),
+        code_blocks=code_blocks or player_suite.code_blocks,
     )
     options = sandbox_options or SandboxOptions()
     selected = select_shard(tasks, *shard) if shard is not None else list(tasks)

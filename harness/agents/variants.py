@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolCall, ToolSchema
+from pixelbox.harness.episode.codemode import CODE_BLOCKS, CodeBlocks
 
 VARIANTS = ("deepeyes", "thyme")
 _TOOL_LOG = re.compile(r"<tool_log>(.*?)</tool_log>", re.DOTALL | re.IGNORECASE)
@@ -42,9 +43,12 @@ Never act and answer in the same turn, and do not guess the answer while acting.
 Tools for <tool_log>:
 {tools}
 Results come back as <tool_results>[...]</tool_results>."""
-_CODE_ACTION = (
-    "- act with Python inside <code>...</code> to look at the images (crop, rotate, resize, enhance, flip);\n"
-)
+_CODE_ACTIONS = {
+    "first": "- act with Python inside one <code>...</code> block to look at the images (crop, rotate, resize, "
+    "enhance, flip); only the first closed block of a turn runs;\n",
+    "all": "- act with Python inside <code>...</code> blocks to look at the images (crop, rotate, resize, enhance, "
+    "flip); every block of the turn runs, in order;\n",
+}
 _LOG_ACTION = (
     "- act with tools inside <tool_log>...</tool_log>: a JSON array of\n"
     '  {"tool_name": ..., "arguments": {...}} objects;\n'
@@ -73,11 +77,12 @@ def _tool_lines(tools: Sequence[ToolSchema]) -> str:
     return "\n".join(lines) or "- (none in this run)"
 
 
-def system_prompt(variant: str, tools: Sequence[ToolSchema], turn: int) -> str:
-    """The variant's system prompt for the given turn (0-based) with the offered web tools."""
+def system_prompt(variant: str, tools: Sequence[ToolSchema], turn: int, code_blocks: CodeBlocks = "first") -> str:
+    """The variant's system prompt for the given turn (0-based) with the offered web tools; ``code_blocks``
+    is the run's reading of ``<code>`` blocks, so the prompt says what runs."""
     atomic = any((t.get("function") or {}).get("name") in _IMAGE_TOOLS for t in tools)
     text = _PROMPT.format(
-        actions=_LOG_ACTION if atomic else _CODE_ACTION + _LOG_ACTION,
+        actions=_LOG_ACTION if atomic else _CODE_ACTIONS[code_blocks] + _LOG_ACTION,
         images=_TOOL_IMAGES if atomic else _CODE_IMAGES,
         tools=_tool_lines(tools),
     )
@@ -112,10 +117,12 @@ def parse_tool_log(text: str) -> list[ToolCall]:
     return calls
 
 
-def text_conversation(variant: str, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[Message]:
+def text_conversation(
+    variant: str, messages: Sequence[Message], tools: Sequence[ToolSchema], code_blocks: CodeBlocks = "first"
+) -> list[Message]:
     """The conversation as the variant's model sees it: its system prompt, tool calls and results as text."""
     turn = sum(1 for m in messages if m.get("role") == "assistant")
-    out: list[Message] = [{"role": "system", "content": system_prompt(variant, tools, turn)}]
+    out: list[Message] = [{"role": "system", "content": system_prompt(variant, tools, turn, code_blocks)}]
     calls: dict[str, tuple[str, Any]] = {}
     pending: list[dict[str, Any]] = []
     for message in messages:
@@ -159,10 +166,12 @@ def _text(content: Any) -> str:
 class TextToolAgent:
     """A DeepEyes- or Thyme-style agent over an OpenAI-compatible ``inner`` agent (see the module docstring)."""
 
-    def __init__(self, inner: Agent, variant: str) -> None:
+    def __init__(self, inner: Agent, variant: str, code_blocks: CodeBlocks = "first") -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown runner variant {variant!r}; use one of {', '.join(VARIANTS)}")
-        self.inner, self.variant = inner, variant
+        if code_blocks not in CODE_BLOCKS:
+            raise ValueError(f"code_blocks must be one of {', '.join(CODE_BLOCKS)}, got {code_blocks!r}")
+        self.inner, self.variant, self.code_blocks = inner, variant, code_blocks
 
     @property
     def model(self) -> str:
@@ -182,5 +191,5 @@ class TextToolAgent:
 
     def next_turn(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> AgentTurn:
         """One turn: the rewritten conversation sent without function-calling tools, ``<tool_log>`` read back."""
-        turn = self.inner.next_turn(text_conversation(self.variant, messages, tools), [])
+        turn = self.inner.next_turn(text_conversation(self.variant, messages, tools, self.code_blocks), [])
         return replace(turn, tool_calls=tuple(parse_tool_log(turn.text)))

@@ -23,7 +23,7 @@ from pixelbox import __version__
 from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
 from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
 from pixelbox.harness.episode.budgets import Budget, BudgetLimits
-from pixelbox.harness.episode.codemode import extract_answer, extract_code, has_bare_fence
+from pixelbox.harness.episode.codemode import CODE_BLOCKS, CodeBlocks, extract_answer, extract_code, has_bare_fence
 from pixelbox.harness.episode.imagebook import ImageBook, ImageEntry
 from pixelbox.harness.episode.observations import (
     DEFAULT_TEXT_CHARS,
@@ -60,10 +60,15 @@ class EpisodeConfig:
     text_chars: int = DEFAULT_TEXT_CHARS
     max_nudges: int = 2
     """Turns in a row with neither an action nor an answer before the episode ends as ``no_answer``."""
+    code_blocks: CodeBlocks = "all"
+    """Code mode: run every ``<code>`` block of a turn (``all``) or only the first closed one, as the
+    official Agentic-MME runners do (``first``; see :mod:`pixelbox.harness.episode.codemode`)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be '{CODE}' (code) or '{ATOMIC}' (atomic tools), got {self.mode!r}")
+        if self.code_blocks not in CODE_BLOCKS:
+            raise ValueError(f"code_blocks must be one of {', '.join(CODE_BLOCKS)}, got {self.code_blocks!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON view for traces and ``run.json`` (templates by hash, so a changed prompt is noticed)."""
@@ -78,6 +83,8 @@ class EpisodeConfig:
             "templates": templates,
             "text_chars": self.text_chars,
             "max_nudges": self.max_nudges,
+            # absent for "all", the reading older runs used, so they resume; a run of the other reading does not
+            **({"code_blocks": self.code_blocks} if self.code_blocks != "all" else {}),
         }
 
 
@@ -235,7 +242,9 @@ class Episode:
     def _actions(self, turn: AgentTurn) -> list[_Action]:
         actions: list[_Action] = []
         if self.config.mode == CODE:
-            actions += [_Action("code", "python", code=code) for code in extract_code(turn.text)]
+            actions += [
+                _Action("code", "python", code=code) for code in extract_code(turn.text, self.config.code_blocks)
+            ]
         actions += [_Action("tool", call.name, call=call) for call in turn.tool_calls]
         return actions
 
@@ -414,6 +423,7 @@ class Episode:
             max_rounds=limits.max_rounds,
             max_tool_calls=limits.max_tool_calls,
             execution_timeout=limits.execution_timeout,
+            code_blocks=self.config.code_blocks,
         )
 
 

@@ -5,7 +5,8 @@ escaping. Available placeholders: ``$images`` (one line per input image), ``$ima
 ``$input_env`` (where code finds the inputs), ``$output_env`` (where it saves), ``$output_name``
 (how new images are named), ``$web_tools`` (the web tools offered, or a sentence saying there are
 none), ``$image_tools`` (atomic mode: the tool list), ``$max_rounds``, ``$max_tool_calls``,
-``$execution_timeout``. Unknown placeholders are an error when the template is loaded.
+``$execution_timeout``, ``$code_blocks`` (code mode: which ``<code>`` blocks of a turn run).
+Unknown placeholders are an error when the template is loaded.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ You answer questions about images by looking closely at them. You can run Python
 transform the images, and you may use the web tools below when the question needs outside knowledge.
 
 Running code
-- Put Python between <code> and </code>. Every block runs in one persistent Jupyter kernel, so \
-variables, imports and helper functions survive from one block to the next.
+- Put Python between <code> and </code>. $code_blocks Code runs in one persistent Jupyter kernel, \
+so variables, imports and helper functions survive from one block to the next.
 - The input images: $images
   $input_env
 - Save every image you want to look at with PIL, OpenCV or matplotlib into $output_env. Each saved \
@@ -42,6 +43,13 @@ Answering
 code and no tool calls. An answer in a turn that also runs code or calls tools is not accepted.
 - You have at most $max_rounds turns and $max_tool_calls code blocks and tool calls together.
 """
+
+CODE_BLOCK_RULES = {
+    "all": "Every block of a turn runs, in order.",
+    "first": "Only the first <code> block of a turn runs, and only once it is closed with </code>: write one "
+    "block per turn; any further block in the same turn is ignored.",
+}
+"""What ``$code_blocks`` says for each reading (:data:`pixelbox.harness.episode.codemode.CODE_BLOCKS`)."""
 
 ATOMIC_SYSTEM = """\
 You answer questions about images by looking closely at them. You cannot run code; instead you call \
@@ -90,6 +98,7 @@ _PLACEHOLDERS = frozenset(
         "max_rounds",
         "max_tool_calls",
         "execution_timeout",
+        "code_blocks",
         "prompt",
     }
 )
@@ -152,6 +161,7 @@ def prompt_values(
     max_rounds: int,
     max_tool_calls: int,
     execution_timeout: float,
+    code_blocks: str = "all",
 ) -> dict[str, Any]:
     """Everything a template can refer to, for one task."""
     facts = PROFILES.get(profile).facts.values()
@@ -166,5 +176,6 @@ def prompt_values(
         "max_rounds": max_rounds,
         "max_tool_calls": max_tool_calls,
         "execution_timeout": f"{execution_timeout:g}",
+        "code_blocks": CODE_BLOCK_RULES[code_blocks],
         **facts,
     }

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
     from pixelbox.harness.episode import EpisodeConfig, EpisodeOutcome
     from pixelbox.harness.episode.budgets import BudgetLimits
+    from pixelbox.harness.episode.codemode import CodeBlocks
     from pixelbox.harness.scoring.columns import Column
     from pixelbox.harness.traces import TraceWriter
     from pixelbox.harness.web import WebTools
@@ -95,6 +96,8 @@ class Suite(ABC):
     ``artifacts_after_inputs``: with several input images, the sandbox numbers artifacts after the
     last input (Agentic-MME's one index per image); False keeps the profile's own first index
     (AgentVista's ``tool_image_1``, VisualToolBench's ``transformed_image_0``) whatever the inputs.
+    ``code_blocks``: which ``<code>`` blocks of a code-mode turn run by default (``all``, or ``first``
+    where the official runner runs only the first closed one; ``--code-blocks`` overrides it).
     """
 
     name: ClassVar[str]
@@ -105,6 +108,7 @@ class Suite(ABC):
     default_judges: ClassVar[tuple[str, ...]] = ()
     primary_metric: ClassVar[str] = ""
     artifacts_after_inputs: ClassVar[bool] = True
+    code_blocks: ClassVar[CodeBlocks] = "all"
 
     @abstractmethod
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> Sequence[SuiteTask]:

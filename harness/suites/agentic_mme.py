@@ -6,7 +6,8 @@ and the four web tools (``pixelbox.harness.tools``), the episode loop
 (``pixelbox.harness.episode``), process-verified scoring (``pixelbox.harness.scoring``), the
 official output layout (``pixelbox.harness.export``) and the generated demo tasks
 (``pixelbox.harness.demo``). Budgets are the released runner's (15 rounds, 15 tool calls, 180 s
-per code run).
+per code run). As the official general runners, a code-mode turn runs only its first closed
+``<code>`` block (``--code-blocks all`` runs every block).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class AgenticMME(Suite):
     modes = MODES
     default_judges = ("ocr", "geometric")
     primary_metric = "acc"
+    code_blocks = "first"
 
     def metric_columns(self) -> tuple[Column, ...]:
         from pixelbox.harness.scoring.results import METRIC_COLUMNS

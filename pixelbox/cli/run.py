@@ -33,6 +33,7 @@ from pixelbox.harness.agents.openai_agent import OpenAIConfig
 from pixelbox.harness.agents.retry import RetryPolicy
 from pixelbox.harness.episode import RETRYABLE_STATUSES
 from pixelbox.harness.episode.budgets import BudgetLimits
+from pixelbox.harness.episode.codemode import CODE_BLOCKS, CodeBlocks
 from pixelbox.harness.modes import MODE_CHOICES, parse_mode
 from pixelbox.harness.runner import RunSummary, WebConfig, run_tasks
 from pixelbox.harness.suites import SUITES
@@ -71,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--shard", type=shard_argument, default=None, metavar="K/N", help="run shard K of N (0 <= K < N)"
     )
     add_profile_argument(parser, None, "image naming conventions (default: the suite's)")
+    parser.add_argument(
+        "--code-blocks",
+        default=None,
+        choices=CODE_BLOCKS,
+        help="code mode: run only the first closed <code> block of a turn, as the official Agentic-MME runners "
+        "do (first), or every block (all); default: the suite's (agentic-mme: first)",
+    )
     parser.add_argument("--max-rounds", type=int, default=None, metavar="N", help="model turns (default: the suite's)")
     parser.add_argument("--max-tool-calls", type=int, default=None, metavar="N", help="actions (default: the suite's)")
     parser.add_argument(
@@ -262,6 +270,7 @@ def _run(args: argparse.Namespace) -> int:
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
     tasks = suite.load_tasks(args.tasks, ids)
     budgets = _budgets(args, suite.budgets())
+    args.code_blocks = args.code_blocks or suite.code_blocks
     if args.temperature is None:  # the suite's official sampling for this model, when it has one
         args.temperature = suite.default_temperature(str(args.agent).partition(":")[2])
     web = None
@@ -290,6 +299,7 @@ def _run(args: argparse.Namespace) -> int:
         preflight=not args.no_preflight,
         max_consecutive_failures=args.max_consecutive_failures,
         executor=_executor(args),
+        code_blocks=args.code_blocks,
     )
     report(summary, as_json=args.json)
     complete = summary.finished == summary.total and not summary.failed
@@ -330,7 +340,8 @@ def agent_factory(args: argparse.Namespace) -> Any:
         )
         if kind == "openai":
             return lambda task: OpenAIAgent(config)
-        return lambda task: TextToolAgent(OpenAIAgent(config), kind)
+        blocks: CodeBlocks = "all" if getattr(args, "code_blocks", None) == "all" else "first"
+        return lambda task: TextToolAgent(OpenAIAgent(config), kind, blocks)
     if kind == "replay" and target:
         from pixelbox.harness.agents import ReplayAgent
 

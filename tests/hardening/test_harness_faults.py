@@ -118,6 +118,7 @@ class Harness:
         web: Callable[[Task], WebTools] | None = None,
         budgets: BudgetLimits | None = None,
         concurrency: int = 1,
+        code_blocks: str | None = None,
     ) -> Played:
         """Run the tasks (default: one task ``t1``) through ``run_tasks``; check nothing leaked."""
         out = self.root / f"run{len(self.runs)}"
@@ -131,6 +132,7 @@ class Harness:
             web=web,
             concurrency=concurrency,
             progress=False,
+            code_blocks=code_blocks,  # type: ignore[arg-type]
         )
         assert summary.failed == [], summary.failed
         played = self.adopt(out, summary)
@@ -269,15 +271,16 @@ def calls(*pairs: tuple[str, Any]) -> Scripted:
 
 @on_kernels
 def test_unclosed_and_mismatched_code_tags(harness: Harness) -> None:
-    """A turn cut off inside ``<code>`` still runs; mis-nested tags run as the text between them (here
-    ``print('a') < code > print('b')``, a NameError the model sees); tags are matched in any case."""
+    """Reading every block (``--code-blocks all``): a turn cut off inside ``<code>`` still runs; mis-nested
+    tags run as the text between them (here ``print('a') < code > print('b')``, a NameError the model
+    sees); tags are matched in any case. (The official first-block reading: tests/harness/test_code_blocks.py.)"""
     script = [
         completion("Let me look.\n<code>\nprint('cut', 6 * 7)"),
         completion("</code> stray close, then <code>print('a')<code>print('b')</code> and <CODE>x = 1"),
         completion(ANSWER),
     ]
     with endpoint(script) as server:
-        trace = harness.play(model(server)).ended()
+        trace = harness.play(model(server), code_blocks="all").ended()
     first, second, third = executions(trace)
     assert first["status"] == "ok" and first["stdout"] == "cut 42\n"
     assert second["status"] == "error" and second["error"]["evalue"] == "name 'code' is not defined"

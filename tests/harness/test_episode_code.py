@@ -149,6 +149,7 @@ def test_episodes_end_with_a_recorded_reason(
         sandbox_options=SandboxOptions(backend="local"),
         budgets=budgets,
         progress=False,
+        code_blocks="all",  # two blocks a turn: the tool-call budget is hit in the second round
     )
     assert summary.counts == {status: 1}
     trace = read_trace(tmp_path / "run" / "episodes" / "t1.jsonl")
