@@ -12,7 +12,8 @@ module, else to ``package``. The layers, lowest first (``docs/architecture.md``)
     runtime  pixelbox.runtime     -> tracer, base (and HOST_SHARED)
     harness  pixelbox.harness     -> runtime, tracer, base (and HOST_SHARED)
     ray      pixelbox.ray         -> harness, runtime, tracer, base (and HOST_SHARED)
-    cli      pixelbox.cli         -> ray, harness, runtime, tracer, base (and HOST_SHARED)
+    plugins  pixelbox.plugins     -> runtime, tracer, base (and HOST_SHARED)
+    cli      pixelbox.cli         -> plugins, ray, harness, runtime, tracer, base (and HOST_SHARED)
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ SOURCES = {
     "harness": "pixelbox.harness",
     "images": "pixelbox.images",
 }
-LAYERS = ("base", "kernel", "tracer", "runtime", "harness", "ray", "cli")
+LAYERS = ("base", "kernel", "tracer", "runtime", "harness", "ray", "plugins", "cli")
 ALLOWED: dict[str, set[str]] = {
     "base": {"base"},
     "kernel": {"base", "kernel"},
@@ -40,7 +41,8 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": {"base", "tracer", "runtime"},
     "harness": {"base", "tracer", "runtime", "harness"},
     "ray": {"base", "tracer", "runtime", "harness", "ray"},
-    "cli": {"base", "tracer", "runtime", "harness", "ray", "cli"},
+    "plugins": {"base", "tracer", "runtime", "plugins"},
+    "cli": {"base", "tracer", "runtime", "harness", "ray", "plugins", "cli"},
 }
 HOST_ONLY_BASE = ("pixelbox.registry",)
 """Base modules the kernel may not import (they are not shipped into the image)."""
@@ -65,7 +67,7 @@ def layer_of(module: str) -> str:
     """The layer a module belongs to."""
     parts = module.split(".")
     second = parts[1] if len(parts) > 1 else ""
-    if second in ("kernel", "tracer", "runtime", "harness", "ray", "cli"):
+    if second in ("kernel", "tracer", "runtime", "harness", "ray", "plugins", "cli"):
         return second
     return "base"
 
@@ -123,7 +125,7 @@ def test_every_import_points_down_the_layers() -> None:
     for module, targets in graph().items():
         layer = layer_of(module)
         for target in targets:
-            if target in HOST_SHARED and layer in ("tracer", "runtime", "harness", "ray", "cli"):
+            if target in HOST_SHARED and layer in ("tracer", "runtime", "harness", "ray", "plugins", "cli"):
                 continue
             if layer_of(target) not in ALLOWED[layer]:
                 upward.append(f"{module} ({layer}) imports {target} ({layer_of(target)})")
@@ -147,7 +149,7 @@ def test_host_code_reaches_the_kernel_only_through_the_contract() -> None:
     internal = [
         f"{module} imports the kernel internal {target}"
         for module, targets in graph().items()
-        if layer_of(module) in ("tracer", "runtime", "harness", "ray", "cli")
+        if layer_of(module) in ("tracer", "runtime", "harness", "ray", "plugins", "cli")
         for target in targets
         if layer_of(target) == "kernel" and target not in HOST_SHARED
     ]
