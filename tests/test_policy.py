@@ -123,8 +123,26 @@ RUNTIME_ESCAPES = [
     ("import operator\noperator.attrgetter('__class__')(1)", "no-underscore-attr", AttributeError),
     ("import operator\noperator.methodcaller('__reduce__')(1)", "no-underscore-attr", AttributeError),
     ("vars()", "denied-builtin", PermissionError),
-    ("globals()", "denied-builtin", PermissionError),
-    ("locals()", "denied-builtin", PermissionError),
+    ("globals()['__builtins__']", "no-underscore-name", KeyError),
+    ("locals()['__pbx__']", "no-underscore-name", KeyError),
+    (
+        "import dataclasses\n@dataclasses.dataclass\nclass D:\n"
+        "    g: dict = dataclasses.field(default_factory=globals)\nD()",
+        "denied-builtin",
+        PermissionError,
+    ),
+    ("from PIL import Image\nImage.new('L', (2, 2))._im", "no-underscore-attr", AttributeError),
+    ("from PIL import Image\nimg = Image.new('L', (2, 2))\nimg._size = (9, 9)", "no-underscore-attr", AttributeError),
+    ("from PIL import Image\nsetattr(Image.new('L', (2, 2)), '_size', (9, 9))", "no-underscore-attr", AttributeError),
+    ("import numpy as np\nnp._core", "no-underscore-attr", AttributeError),
+    ("import numpy as np\ngetattr(np, '_core')", "no-underscore-attr", AttributeError),
+    (
+        "from PIL import Image\nclass Mine(Image.Image):\n    def peek(self):\n        return self._im\nMine().peek()",
+        "no-underscore-attr",
+        AttributeError,
+    ),
+    ("len.__init__", "no-underscore-attr", AttributeError),
+    ("__pbx__._x", "no-underscore-attr", AttributeError),
     ("run = eval\nrun('1')", "denied-builtin", PermissionError),
     ("compile('1', 'x', 'eval')", "denied-builtin", PermissionError),
     ("input()", "denied-builtin", PermissionError),
@@ -528,3 +546,32 @@ def test_audit_hook_refuses_real_exec_compile_and_pickle_reached_from_a_cell(
 def test_library_code_that_compiles_its_own_source_still_runs(shell: InteractiveShell) -> None:
     assert run_ok(shell, "import collections\nP = collections.namedtuple('P', 'x y')\nP(1, 2).y") == 2
     assert run_ok(shell, "import dataclasses\n@dataclasses.dataclass\nclass D:\n    x: int = 3\nD().x") == 3
+
+
+def test_globals_is_a_copy_without_dunder_names(shell: InteractiveShell) -> None:
+    names = run_ok(shell, "seen = 1\n_mine = 2\nspace = globals()\nspace['later'] = 3\nsorted(space)")
+    assert "seen" in names and "_mine" in names
+    assert not [name for name in names if name.startswith("__")], names
+    assert "later" not in shell.user_ns, "globals() is a copy: writing to it binds nothing"
+
+
+def test_own_classes_keep_private_state_and_special_methods(shell: InteractiveShell) -> None:
+    value = run_ok(
+        shell,
+        (
+            "class Base:\n"
+            "    def __init__(self, n):\n"
+            "        self._n = n\n"
+            "class Box(Base):\n"
+            "    _made = 0\n"
+            "    def __init__(self, n):\n"
+            "        super().__init__(n)\n"
+            "        Box._made += 1\n"
+            "        self._n += 1\n"
+            "    def __repr__(self):\n"
+            "        return f'{type(self).__name__}({self._n})'\n"
+            "box = Box(1)\n"
+            "repr(box), getattr(box, '_missing', 'default'), hasattr(box, '_n'), Box._made"
+        ),
+    )
+    assert value == ("Box(2)", "default", True, 1)

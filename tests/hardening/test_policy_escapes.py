@@ -22,7 +22,23 @@ ESCAPES = {
     "map_getattr": ("list(map(getattr, [1], ['__cl' + 'ass__']))", "no-underscore-attr"),
     "partial_getattr": ("import functools\nfunctools.partial(getattr, 1)('__cl' + 'ass__')", "no-underscore-attr"),
     "vars": ("vars()", "denied-builtin"),
-    "globals_builtins": ("globals()", "denied-builtin"),
+    "globals_builtins": ("globals()['__builtins__']", "no-underscore-name"),
+    "globals_from_library_frame": (
+        "import dataclasses\n@dataclasses.dataclass\nclass D:\n"
+        "    g: dict = dataclasses.field(default_factory=globals)\nD()",
+        "denied-builtin",
+    ),
+    "private_attribute_of_library_object": ("from PIL import Image\nImage.new('L', (2, 2))._im", "no-underscore-attr"),
+    "private_attribute_through_subclass": (
+        "from PIL import Image\nclass Mine(Image.Image):\n    def peek(self):\n        return self._im\nMine().peek()",
+        "no-underscore-attr",
+    ),
+    "private_module_attribute": ("import numpy as np\nnp._core", "no-underscore-attr"),
+    "super_to_getattribute": (
+        "class A:\n    def f(self):\n        return super().__getattribute__('f')\nA().f()",
+        "no-underscore-attr",
+    ),
+    "guard_name_rebound": ("_getattr_ = lambda obj, name: obj", "no-underscore-name"),
     "dunder_import": ("__import__('subprocess')", "no-underscore-name"),
     "importlib": ("import importlib\nimportlib.import_module('subprocess')", "denied-module"),
     "builtins_module": ("import builtins\nbuiltins.open", "reserved-name"),

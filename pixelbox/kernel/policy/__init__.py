@@ -110,7 +110,7 @@ class PolicyLayer:
         if display is not None:
             proxies["IPython.display"] = make_display_proxy(guarded_display(display))
         self.gate = ModuleGate(rules, proxies)
-        self.guards = Guards(self.gate, self.is_reserved_object)
+        self.guards = Guards(self.gate, self.is_reserved_object, self.is_cell_file)
         for original, substitute in substitutes(self.guards):
             self.guards.substitutes[id(original)] = (original, substitute)
         self.builtins = build_builtins(self.guards, self.open, display)

@@ -51,7 +51,14 @@ class PolicyAttributeError(PolicyViolation, AttributeError):
     """An attribute the policy hides (names starting with '_', frame and code objects...)."""
 
 
-for _flavour in (PolicyRejection, PolicyImportError, PolicyPermissionError, PolicyAttributeError):
+class PolicyKeyError(PolicyViolation, KeyError):
+    """A name ``globals()`` or ``locals()`` hides (the dunder names of the namespace)."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
+for _flavour in (PolicyRejection, PolicyImportError, PolicyPermissionError, PolicyAttributeError, PolicyKeyError):
     _flavour.__name__ = PUBLIC_NAME
     _flavour.__qualname__ = PUBLIC_NAME
 del _flavour

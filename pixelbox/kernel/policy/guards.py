@@ -28,9 +28,11 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from pixelbox.contract.wire import MIME_PREFIX
 from pixelbox.kernel.callers import AttrGetter, MethodCaller
+from pixelbox.kernel.policy import names
 from pixelbox.kernel.policy.errors import (
     PolicyAttributeError,
     PolicyImportError,
+    PolicyKeyError,
     PolicyPermissionError,
 )
 from pixelbox.kernel.policy.modules import EnvironView, ModuleGate, ModuleProxy
@@ -88,6 +90,29 @@ def check_attribute_name(name: object) -> str:
     return name
 
 
+def private_refused(obj: Any, name: str) -> PolicyAttributeError:
+    """The error for a private attribute of an object whose class model code did not define."""
+    kind = obj if isinstance(obj, type) else type(obj)
+    what = (
+        f"attribute names starting with '_' are allowed only on objects of classes your code defined "
+        f"(from plain bases), not on {kind.__module__}.{kind.__qualname__}: {name!r}"
+    )
+    return PolicyAttributeError.build(what, "no-underscore-attr", "Use the object's public API")
+
+
+class NamespaceView(dict):
+    """What ``globals()`` and ``locals()`` return: a copy of the namespace without its dunder names.
+
+    A hidden name looked up is a policy error, not a bare ``KeyError``, so the agent learns why.
+    """
+
+    def __missing__(self, key: Any) -> Any:
+        if isinstance(key, str) and key.startswith("_") and not names.private_name(key):
+            what = f"names starting with '_' are not available through globals() or locals(): {key!r}"
+            raise PolicyKeyError.build(what, "no-underscore-name")
+        raise KeyError(key)
+
+
 def _is_str_class(obj: Any) -> bool:
     return isinstance(obj, type) and issubclass(obj, str)
 
@@ -109,9 +134,15 @@ class _SafeFormatter(string.Formatter):
 class Guards:
     """The guard functions of one policy installation (one kernel)."""
 
-    def __init__(self, gate: ModuleGate, is_reserved: Callable[[Any], bool] = lambda obj: False) -> None:
+    def __init__(
+        self,
+        gate: ModuleGate,
+        is_reserved: Callable[[Any], bool] = lambda obj: False,
+        is_cell_file: Callable[[str], bool] = lambda filename: False,
+    ) -> None:
         self.gate = gate
         self.is_reserved = is_reserved
+        self.is_cell_file = is_cell_file
         self.model_classes: weakref.WeakSet[type] = weakref.WeakSet()
         self.substitutes: dict[int, tuple[Any, Any]] = {}
         self.formatter = _SafeFormatter(self.getattr)
@@ -119,12 +150,54 @@ class Guards:
     # -- reading -----------------------------------------------------------------------------
 
     def getattr(self, obj: Any, name: str, default: Any = _MISSING) -> Any:
-        """``_getattr_`` and the ``getattr`` builtin: no '_' names, no frames, vetted results."""
-        check_attribute_name(name)
+        """``_getattr_`` and the ``getattr`` builtin: only the '_' names :meth:`check_read` allows, no frames."""
+        self.check_read(obj, name)
         if name in FORMAT_METHODS and (isinstance(obj, str) or _is_str_class(obj)):
             return self._format_method(obj, name)
         value = getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         return self.vet(value)
+
+    def owns(self, obj: Any) -> bool:
+        """Whether ``obj`` is (an instance of) a class model code defined from plain bases."""
+        return names.owned(obj if isinstance(obj, type) else type(obj), self.model_classes)
+
+    def check_read(self, obj: Any, name: object) -> None:
+        """Refuse reading ``name`` from ``obj`` unless it is public, or a '_' name :mod:`.names` allows there."""
+        if type(name) is not str:
+            raise TypeError(f"attribute name must be a string, not {type(name).__name__}")
+        if name[:1] != "_" or name in DENIED_ATTRIBUTES:
+            check_attribute_name(name)
+        elif names.private_attribute(name):
+            if not (self.owns(obj) or names.named_tuple_api(obj, name)):
+                raise private_refused(obj, name)
+        elif name not in names.READABLE_DUNDERS and not (type(obj) is super and names.dunder_readable(name)):
+            raise hidden_attribute(name)
+
+    def private_write(self, obj: Any, name: str) -> Any:
+        """``_private_write_``: ``obj._x = v`` only on objects of classes model code defined."""
+        if not self.owns(obj):
+            raise private_refused(obj, name)
+        return self.write(obj)
+
+    def _write_target(self, obj: Any, name: object) -> Any:
+        if type(name) is str and names.private_attribute(name):
+            return self.private_write(obj, name)
+        target = self.write(obj)
+        check_attribute_name(name)
+        return target
+
+    def namespace(self, which: str) -> NamespaceView:
+        """``globals()`` / ``locals()`` of the calling cell code: a copy without dunder names."""
+        frame = sys._getframe(2)
+        if not self.is_cell_file(frame.f_code.co_filename):
+            what = f"{which}() is only available to your own code"
+            raise PolicyPermissionError.build(what, "denied-builtin", "Refer to your variables by name")
+        space = frame.f_globals if which == "globals" else frame.f_locals
+        return NamespaceView(
+            (key, value)
+            for key, value in space.items()
+            if type(key) is str and (not key.startswith("_") or names.private_name(key))
+        )
 
     def vet(self, value: Any) -> Any:
         """Pass ``value`` to model code, unless it is a gated module or a substituted function."""
@@ -166,7 +239,7 @@ class Guards:
     def write(self, obj: Any) -> Any:
         """``_write_``: refuse changing modules, classes model code did not define, and pixelbox objects."""
         kind = type(obj)
-        if kind in (list, dict, set, bytearray):
+        if kind in (list, dict, set, bytearray, NamespaceView):
             return obj
         if kind is ModuleType or kind is ModuleProxy:
             what = f"modules cannot be modified: {getattr(obj, '__name__', repr(obj))!r}"
@@ -184,11 +257,11 @@ class Guards:
 
     def setattr(self, obj: Any, name: str, value: Any) -> None:
         """The ``setattr`` builtin: guarded name, guarded target."""
-        setattr(self.write(obj), check_attribute_name(name), value)
+        setattr(self._write_target(obj, name), name, value)
 
     def delattr(self, obj: Any, name: str) -> None:
         """The ``delattr`` builtin: guarded name, guarded target."""
-        delattr(self.write(obj), check_attribute_name(name))
+        delattr(self._write_target(obj, name), name)
 
     # -- everything else the rewritten code calls --------------------------------------------
 
@@ -334,8 +407,6 @@ REFUSED_BUILTINS: dict[str, str] = {
     "eval": "Write the expression directly",
     "exec": "Write the code directly in the cell",
     "compile": "Write the code directly in the cell",
-    "globals": "Refer to your variables by name",
-    "locals": "Refer to your variables by name",
     "vars": "Use getattr() with public attribute names, or dir()",
     "breakpoint": "There is no debugger; print() what you need to see",
     "input": "There is no interactive input; use the files and variables you were given",
@@ -368,6 +439,9 @@ def build_builtins(
             "_getitem_": guards.getitem,
             "_getiter_": iter,
             "_write_": guards.write,
+            "_private_write_": guards.private_write,
+            "globals": namespace_builtin(guards, "globals"),
+            "locals": namespace_builtin(guards, "locals"),
             "_inplacevar_": guards.inplacevar,
             "_apply_": guards.apply,
             "_unpack_sequence_": guards.unpack,
@@ -377,6 +451,16 @@ def build_builtins(
     if display_function is not None:
         table["display"] = guarded_display(display_function)
     return table
+
+
+def namespace_builtin(guards: Guards, which: str) -> Callable[[], NamespaceView]:
+    """The ``globals`` or ``locals`` builtin: :meth:`Guards.namespace` of its caller."""
+
+    def namespace() -> NamespaceView:
+        return guards.namespace(which)
+
+    namespace.__name__ = namespace.__qualname__ = which
+    return namespace
 
 
 def guarded_display(display_function: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,7 +11,10 @@ each so that ordinary image code keeps working:
   is allowed, with the container passed through the ``_write_`` guard;
 - annotated assignments (dataclass fields) and ``nonlocal`` are allowed;
 - the recorder binding (``__pbx__``) may be *read*, never bound or deleted;
-- ``get_ipython`` (and so ``%magic`` / ``!shell``, which IPython turns into it) is refused.
+- ``get_ipython`` (and so ``%magic`` / ``!shell``, which IPython turns into it) is refused;
+- model code's own '_' names, private attributes (checked at run time by ``_getattr_`` and
+  ``_private_write_``), a few dunder reads and special methods are allowed
+  (:mod:`pixelbox.kernel.policy.names`).
 
 Violations become one :class:`PolicyRejection` naming the rule and line of each.
 """
@@ -24,6 +27,7 @@ from collections.abc import Iterable
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
+from pixelbox.kernel.policy import names
 from pixelbox.kernel.policy.errors import PolicyRejection, static_message
 
 RESERVED_PREFIX = "__pbx"
@@ -100,9 +104,29 @@ class PolicyTransformer(RestrictingNodeTransformer):
         if name is not None and name.startswith(RESERVED_PREFIX):
             self.violation(node, f"{name!r} is reserved for pixelbox's recorder", "reserved-name")
             return
-        if name == "printed":
+        if name == "printed" or (name is not None and names.private_name(name)):
+            return
+        if allow_magic_methods and name in names.DEFINABLE_METHODS and getattr(node, "col_offset", 0) != 0:
             return
         super().check_name(node, name, allow_magic_methods)  # type: ignore[arg-type]
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """Private attributes are read through ``_getattr_`` and written through ``_private_write_``,
+        which check the object at run time; readable dunders go through ``_getattr_``."""
+        private = names.private_attribute(node.attr)
+        if not private and not (names.dunder_readable(node.attr) and isinstance(node.ctx, ast.Load)):
+            return super().visit_Attribute(node)  # type: ignore[return-value]
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            call = ast.Call(
+                func=ast.Name("_getattr_", ast.Load()), args=[node.value, ast.Constant(node.attr)], keywords=[]
+            )
+            return ast.copy_location(call, node)
+        guard = ast.Name("_private_write_", ast.Load())
+        node.value = ast.copy_location(
+            ast.Call(func=guard, args=[node.value, ast.Constant(node.attr)], keywords=[]), node.value
+        )
+        return node
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         """Allow reading the recorder binding and the real ``print``; refuse shell access."""
