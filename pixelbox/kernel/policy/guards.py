@@ -103,14 +103,28 @@ def private_refused(obj: Any, name: str) -> PolicyAttributeError:
 class NamespaceView(dict):
     """What ``globals()`` and ``locals()`` return: a copy of the namespace without its dunder names.
 
-    A hidden name looked up is a policy error, not a bare ``KeyError``, so the agent learns why.
+    A hidden name looked up, set or deleted is a policy error, not a bare ``KeyError``, so the
+    agent learns why.
     """
 
-    def __missing__(self, key: Any) -> Any:
+    @staticmethod
+    def check(key: Any) -> None:
+        """Refuse ``key`` if it is a name the view hides."""
         if isinstance(key, str) and key.startswith("_") and not names.private_name(key):
             what = f"names starting with '_' are not available through globals() or locals(): {key!r}"
             raise PolicyKeyError.build(what, "no-underscore-name")
+
+    def __missing__(self, key: Any) -> Any:
+        self.check(key)
         raise KeyError(key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.check(key)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.check(key)
+        super().__delitem__(key)
 
 
 def _is_str_class(obj: Any) -> bool:
