@@ -18,7 +18,7 @@ from functools import cache
 from pixelbox.cli.command import Command
 from pixelbox.registry import Registry
 
-COMMAND_MODULES = ("sandbox", "trace", "run", "demo", "scoring", "compare", "tasks", "registries")
+COMMAND_MODULES = ("sandbox", "trace", "run", "demo", "scoring", "compare", "tasks", "mcp", "registries")
 """Modules of this package that declare commands, in ``--help`` order."""
 
 
