@@ -146,7 +146,7 @@ def kernel_image_tag() -> str:
     return _tag_for(image_hash())
 
 
-def _image_exists(client: docker.DockerClient, reference: str) -> bool:
+def image_exists(client: docker.DockerClient, reference: str) -> bool:
     import docker.errors
 
     try:
@@ -158,7 +158,7 @@ def _image_exists(client: docker.DockerClient, reference: str) -> bool:
 
 def image_present(client: docker.DockerClient) -> bool:
     """Whether the image for the current sources is in the engine's image store."""
-    return _image_exists(client, kernel_image_tag())
+    return image_exists(client, kernel_image_tag())
 
 
 def stale_images(client: docker.DockerClient) -> list[str]:
@@ -168,7 +168,7 @@ def stale_images(client: docker.DockerClient) -> list[str]:
     return sorted(tag for tag in tags if tag.startswith(f"{IMAGE_REPOSITORY}:") and tag != current)
 
 
-def _engine(timeout: int | None = None) -> docker.DockerClient:
+def engine(timeout: int | None = None) -> docker.DockerClient:
     """The engine client (:func:`~pixelbox.runtime.docker_engine.docker_client`), its failure as a build error."""
     try:
         client: docker.DockerClient = docker_client(timeout)
@@ -199,7 +199,7 @@ def _build_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _pip_platform_args() -> list[str]:
+def pip_platform_args() -> list[str]:
     """Ask pip for CPython 3.11 x86_64 wheels any bookworm system can run, whatever the host."""
     args = ["--only-binary=:all:", "--implementation", "cp", "--python-version", "3.11", "--abi", "cp311"]
     for minor in range(BOOKWORM_GLIBC_MINOR, 4, -1):
@@ -224,7 +224,7 @@ def _ensure_wheels(log: Callable[[str], None]) -> Path:
     partial = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
     log("wheels: downloading the kernel's Python packages from PyPI (once per requirements change)")
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
-    command += [*_pip_platform_args(), "--dest", str(partial)]
+    command += [*pip_platform_args(), "--dest", str(partial)]
     for path in _requirement_files():
         command += ["-r", str(path)]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -273,7 +273,7 @@ def _try_pull(reference: str, log: Callable[[str], None]) -> bool:
     import requests.exceptions
 
     log(f"base: trying to pull {reference}")
-    client = _engine(timeout=PULL_TIMEOUT_S)
+    client = engine(timeout=PULL_TIMEOUT_S)
     repository, _, tag = reference.partition(":")
     try:
         client.images.pull(repository, tag=tag or "latest")
@@ -323,13 +323,13 @@ def _ensure_base(client: docker.DockerClient, log: Callable[[str], None]) -> str
     """The base image reference to build on, making or pulling it if needed."""
     choice = os.environ.get(BASE_ENV_VAR, "")
     if choice and choice != "debootstrap":
-        if not _image_exists(client, choice) and not _try_pull(choice, log):
+        if not image_exists(client, choice) and not _try_pull(choice, log):
             raise ImageBuildError(f"{BASE_ENV_VAR}={choice} names an image that is not present and cannot be pulled")
         return choice
-    if choice != "debootstrap" and (_image_exists(client, PUBLIC_BASE) or _try_pull(PUBLIC_BASE, log)):
+    if choice != "debootstrap" and (image_exists(client, PUBLIC_BASE) or _try_pull(PUBLIC_BASE, log)):
         return PUBLIC_BASE
     tag = _offline_base_tag()
-    if not _image_exists(client, tag):
+    if not image_exists(client, tag):
         _make_offline_base(client, tag, log)
     log(f"base: {tag} (debootstrapped bookworm)")
     return tag
@@ -344,15 +344,19 @@ def _plain(text: str) -> str:
     return _ANSI.sub("", text).rstrip()
 
 
-def _stream_build(
-    client: docker.DockerClient, context: Path, digest: str, base: str, log: Callable[[str], None]
+def stream_build(
+    client: docker.DockerClient,
+    context: Path,
+    tag: str,
+    buildargs: dict[str, str],
+    labels: dict[str, str],
+    log: Callable[[str], None],
 ) -> None:
-    """Run ``docker build`` with no network, relaying its output and raising on failure."""
-    labels = {LABEL_VERSION: pixelbox.__version__, LABEL_HASH: digest, LABEL_BASE: base}
+    """Run ``docker build`` of ``context`` as ``tag`` with no network, relaying its output and raising on failure."""
     chunks: Iterator[dict[str, Any]] = client.api.build(
         path=str(context),
-        tag=_tag_for(digest),
-        buildargs={"BASE": base},
+        tag=tag,
+        buildargs=buildargs,
         labels=labels,
         network_mode="none",
         rm=True,
@@ -376,12 +380,12 @@ def build_kernel_image(*, force: bool = False, log: Callable[[str], None] = prin
     change meanwhile. ``force`` rebuilds even when the tag exists (Docker's layer cache still
     spares the unchanged steps).
     """
-    client = _engine()
+    client = engine()
     with _build_lock():
         snapshot = _read(_hashed_files())
         digest = _digest(snapshot)
         tag = _tag_for(digest)
-        if not force and _image_exists(client, tag):
+        if not force and image_exists(client, tag):
             log(f"{tag} is up to date")
             return tag
         base = _ensure_base(client, log)
@@ -389,15 +393,16 @@ def build_kernel_image(*, force: bool = False, log: Callable[[str], None] = prin
         with tempfile.TemporaryDirectory(prefix="pixelbox-context-") as context:
             _assemble_context(Path(context), snapshot, wheels)
             log(f"building {tag} on {base}")
-            _stream_build(client, Path(context), digest, base, log)
-    if not _image_exists(client, tag):
+            labels = {LABEL_VERSION: pixelbox.__version__, LABEL_HASH: digest, LABEL_BASE: base}
+            stream_build(client, Path(context), tag, {"BASE": base}, labels, log)
+    if not image_exists(client, tag):
         raise ImageBuildError(f"docker build reported success but {tag} is missing; rerun `{BUILD_COMMAND}`")
     log(f"built {tag}")
     return tag
 
 
 def _status() -> int:
-    client = _engine()
+    client = engine()
     tag = kernel_image_tag()
     print(f"image: {tag} ({'present' if image_present(client) else f'missing: run `{BUILD_COMMAND}`'})")
     for stale in stale_images(client):

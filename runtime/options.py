@@ -102,6 +102,10 @@ class SandboxOptions:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise OptionsError(f"{name}={getattr(self, name)!r} is not supported; choose one of {allowed}")
+        if self.image is not None and self.backend in BACKENDS and not BACKENDS.get(self.backend).container:
+            raise OptionsError(
+                f"image={self.image!r} needs a container backend; the {self.backend} backend runs no image"
+            )
 
     def _check_numbers(self) -> None:
         positive = ("cpus", "timeout", "grace", "start_timeout")

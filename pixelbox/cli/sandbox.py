@@ -75,9 +75,12 @@ def cmd_smoke(args: argparse.Namespace) -> int:
 
 
 def cmd_image(args: argparse.Namespace) -> int:
-    """Build the kernel image or report its status."""
+    """Build the kernel image (or a derived one with more packages) or report its status."""
     from pixelbox.runtime import image
 
+    derived = args.requirements is not None or bool(args.apt)
+    if derived or args.tag is not None:
+        return _build_derived(args)
     if args.action == "build":
         tag = image.build_kernel_image(force=args.force)
         print(tag)
@@ -89,6 +92,21 @@ def cmd_image(args: argparse.Namespace) -> int:
     present = image.image_present(client)
     print(json.dumps({"tag": tag, "present": present, "stale": image.stale_images(client)}, indent=1))
     return 0 if present else 1
+
+
+def _build_derived(args: argparse.Namespace) -> int:
+    """``image build --requirements FILE [--apt PKG ...] --tag NAME``: a derived kernel image."""
+    from pixelbox.runtime.custom_image import build_custom_image
+    from pixelbox.runtime.image import ImageBuildError
+
+    if args.action != "build" or args.tag is None or args.force:
+        raise ImageBuildError(
+            "a derived image is made with `pixelbox image build --requirements FILE [--apt PKG ...] --tag NAME` "
+            "(--force applies to the kernel image only)"
+        )
+    requirements = Path(args.requirements) if args.requirements is not None else None
+    print(build_custom_image(args.tag, requirements, args.apt))
+    return 0
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
@@ -115,7 +133,16 @@ def _smoke_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _image_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["build", "status"])
-    parser.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
+    parser.add_argument("--force", action="store_true", help="rebuild the kernel image even if its tag exists")
+    parser.add_argument(
+        "--requirements",
+        metavar="FILE",
+        help="build a derived image with these Python packages (wheels fetched on this host; docs/images.md)",
+    )
+    parser.add_argument(
+        "--apt", metavar="PKG", action="append", default=[], help="a Debian package the derived image adds (repeatable)"
+    )
+    parser.add_argument("--tag", metavar="NAME", help="the derived image's name, for SandboxOptions(image=NAME)")
 
 
 def _cleanup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,7 +151,15 @@ def _cleanup_arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMANDS = (
     Command("smoke", "start a sandbox on each backend and crop a generated image", _smoke_arguments, cmd_smoke),
-    Command("image", "build the kernel image or show its status", _image_arguments, cmd_image),
+    Command(
+        "image",
+        "build the kernel image, or a derived one with more packages, or show its status",
+        _image_arguments,
+        cmd_image,
+        description="Build the kernel image for these sources, show its status, or build a derived image: "
+        "the kernel image plus the wheels of --requirements and the Debian packages of --apt, installed "
+        "without network (docs/images.md).",
+    ),
     Command("cleanup", "remove orphaned containers, kernels and workspaces", _cleanup_arguments, cmd_cleanup),
     Command("info", "print a sandbox's backend and isolation facts", add_backend_arguments, cmd_info),
 )

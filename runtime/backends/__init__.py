@@ -96,7 +96,8 @@ def choose_backend(options: SandboxOptions) -> tuple[Backend, str]:
     if options.backend != AUTO:
         backend = BACKENDS.get(options.backend).load().for_options(options)
         return backend, backend.chosen_because(options, auto=False)
-    ranked = sorted((e for e in BACKENDS.entries() if e.auto_rank is not None), key=lambda e: e.auto_rank or 0)
+    candidates = [e for e in BACKENDS.entries() if e.auto_rank is not None and (e.container or options.image is None)]
+    ranked = sorted(candidates, key=lambda e: e.auto_rank or 0)  # an image only runs in a container
     missing: list[tuple[str, BackendUnavailable]] = []
     for entry in ranked:
         try:

@@ -209,14 +209,25 @@ class DockerBackend(Backend):
     def _check_image(self, build_command: str) -> None:
         import docker.errors
 
+        from pixelbox.runtime.custom_image import stale_custom_image
+
         try:
-            self.image_id = self.client.images.get(self.image).id
+            found = self.client.images.get(self.image)
         except docker.errors.ImageNotFound:
-            others = [t for img in self.client.images.list(name="pixelbox-kernel") for t in img.tags]
-            stale = f" (found only other versions: {', '.join(others[:3])})" if others else ""
+            if self.image.startswith("pixelbox-kernel:"):
+                others = [t for img in self.client.images.list(name="pixelbox-kernel") for t in img.tags]
+                stale = f" (found only other versions: {', '.join(others[:3])})" if others else ""
+                raise ImageMissing(
+                    f"the kernel image {self.image} is not built{stale}; build it with `{build_command}`"
+                ) from None
             raise ImageMissing(
-                f"the kernel image {self.image} is not built{stale}; build it with `{build_command}`"
+                f"the image {self.image} is not in the Docker engine; build a derived kernel image with "
+                f"`pixelbox image build --requirements FILE --tag {self.image}` (docs/images.md)"
             ) from None
+        problem = stale_custom_image(found.labels)
+        if problem is not None:
+            raise ImageMissing(f"the image {self.image} cannot run with this pixelbox: {problem}")
+        self.image_id = found.id
 
     def _check_runtime(self, engine: dict[str, Any]) -> None:
         runtimes = engine.get("Runtimes", {})
