@@ -267,6 +267,9 @@ class EpisodeSpec:
         from pixelbox.runtime.sandbox import Sandbox
 
         options = episode_options(self.options, self.config, len(task.images), self.suite.artifacts_after_inputs)
+        if self.suite.sandbox_modules:
+            modules = tuple(dict.fromkeys((*options.allow_modules, *self.suite.sandbox_modules)))
+            options = options.with_(allow_modules=modules)
         return Sandbox(options, inputs=list(task.images))
 
 

@@ -7,7 +7,9 @@ recipe or kernel package therefore means a new tag, and an older image is detect
 tag mismatch, never by guessing.
 
 The build needs no registry: Python wheels are downloaded from PyPI on the host into a cache and
-handed to ``docker build`` (run with no network). The base is ``python:3.11-slim-bookworm`` where
+handed to ``docker build`` (run with no network); so are the Debian packages the image adds to its
+base (``debian-packages.txt``, e.g. tesseract), resolved by the host's apt against the base image's
+own package list and installed in the build with dpkg. The base is ``python:3.11-slim-bookworm`` where
 it can be pulled, else a Debian root filesystem made with debootstrap and ``docker import``-ed
 once, cached under its own content-hash tag.
 
@@ -239,6 +241,75 @@ def _ensure_wheels(log: Callable[[str], None]) -> Path:
     return target
 
 
+def _debian_packages() -> list[str]:
+    """The pinned ``name=version`` lines of ``debian-packages.txt`` (comments and blanks dropped)."""
+    lines = (recipe_dir() / "debian-packages.txt").read_text().splitlines()
+    return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+
+
+def _base_dpkg_status(client: docker.DockerClient, base: str) -> bytes:
+    """The base image's ``/var/lib/dpkg/status`` (read from a created, never started, container)."""
+    import io
+    import tarfile
+
+    container = client.containers.create(base, command=["true"], network_disabled=True)
+    try:
+        chunks, _ = container.get_archive("/var/lib/dpkg/status")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
+            member = archive.extractfile("status")
+            assert member is not None
+            return member.read()
+    finally:
+        container.remove(force=True)
+
+
+def _apt(command: list[str], cwd: Path, what: str) -> str:
+    """Run an apt command on the host; its failure is an :class:`ImageBuildError` saying what to do."""
+    if shutil.which(command[0]) is None:
+        raise ImageBuildError(f"{what} needs {command[0]} (a Debian host); the kernel image adds Debian packages")
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise ImageBuildError(
+            f"{what} failed (exit {result.returncode}):\n{result.stderr.strip()[-2000:]}\n"
+            "The host must be Debian bookworm with a reachable mirror (run `apt-get update` as root); "
+            f"the pins are in {recipe_dir() / 'debian-packages.txt'}."
+        )
+    return result.stdout
+
+
+def resolve_debian_packages(status: bytes, packages: list[str]) -> list[str]:
+    """``name=version`` of every package apt would install for ``packages`` on a system with ``status``."""
+    with tempfile.TemporaryDirectory(prefix="pixelbox-apt-") as work:
+        status_file = Path(work) / "status"
+        status_file.write_bytes(status)
+        options = ["-o", f"Dir::State::status={status_file}", "-o", "Debug::NoLocking=1"]
+        command = ["apt-get", "-s", *options, "install", "--no-install-recommends", *packages]
+        simulated = _apt(command, Path(work), "resolving the kernel's Debian packages with apt")
+    found = re.findall(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+)", simulated, flags=re.MULTILINE)
+    return sorted(f"{name.split(':')[0]}={version}" for name, version in found)
+
+
+def _ensure_debs(client: docker.DockerClient, base: str, log: Callable[[str], None]) -> Path:
+    """The .deb files the image adds to ``base``, downloaded once per resolved set of versions."""
+    wanted = resolve_debian_packages(_base_dpkg_status(client, base), _debian_packages())
+    key = hashlib.sha256("\n".join([base, *wanted]).encode()).hexdigest()[:16]
+    target = cache_dir() / "debs" / key
+    if target.is_dir():
+        log(f"debs: cached in {target} ({len(wanted)} packages)")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
+    log(f"debs: downloading {len(wanted)} Debian packages with apt (once per version change)")
+    try:
+        if wanted:
+            _apt(["apt-get", "download", *wanted], partial, "downloading the kernel's Debian packages")
+    except ImageBuildError:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    partial.rename(target)
+    return target
+
+
 def _link_or_copy(source: Path, destination: Path) -> None:
     try:
         os.link(source, destination)
@@ -246,7 +317,7 @@ def _link_or_copy(source: Path, destination: Path) -> None:
         shutil.copy2(source, destination)
 
 
-def _assemble_context(context: Path, snapshot: dict[str, bytes], wheels: Path) -> None:
+def _assemble_context(context: Path, snapshot: dict[str, bytes], wheels: Path, debs: Path) -> None:
     """Lay out the build context the Dockerfile expects (see its header) from ``snapshot``."""
     for name, data in snapshot.items():
         relative = name.removeprefix("images/kernel/")
@@ -257,6 +328,9 @@ def _assemble_context(context: Path, snapshot: dict[str, bytes], wheels: Path) -
     (context / "wheels").mkdir()
     for wheel in sorted(wheels.glob("*.whl")):
         _link_or_copy(wheel, context / "wheels" / wheel.name)
+    (context / "debs").mkdir()
+    for deb in sorted(debs.glob("*.deb")):
+        _link_or_copy(deb, context / "debs" / deb.name)
 
 
 def _base_script() -> Path:
@@ -390,8 +464,9 @@ def build_kernel_image(*, force: bool = False, log: Callable[[str], None] = prin
             return tag
         base = _ensure_base(client, log)
         wheels = _ensure_wheels(log)
+        debs = _ensure_debs(client, base, log)
         with tempfile.TemporaryDirectory(prefix="pixelbox-context-") as context:
-            _assemble_context(Path(context), snapshot, wheels)
+            _assemble_context(Path(context), snapshot, wheels, debs)
             log(f"building {tag} on {base}")
             labels = {LABEL_VERSION: pixelbox.__version__, LABEL_HASH: digest, LABEL_BASE: base}
             stream_build(client, Path(context), tag, {"BASE": base}, labels, log)

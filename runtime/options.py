@@ -79,6 +79,9 @@ class SandboxOptions:
     """Read each traced cell statically in the background after ``execute`` returns, so that
     ``Sandbox.audit`` is ready at once; auditing works without it, reading on demand."""
     io: Mapping[str, Any] = field(default_factory=dict)
+    allow_modules: tuple[str, ...] = ()
+    """Modules the policy lets model code import beyond its allow-list (its ``extra_modules``), e.g.
+    ``("sympy", "mpmath")`` for a suite whose tools run sympy code; nothing where the policy is off."""
 
     def __post_init__(self) -> None:
         self._check_choices()
@@ -92,6 +95,7 @@ class SandboxOptions:
             object.__setattr__(self, "workspace_size", parse_size(self.workspace_size, "workspace_size"))
         object.__setattr__(self, "env", dict(self.env))
         object.__setattr__(self, "io", dict(self.io))
+        object.__setattr__(self, "allow_modules", _module_names(self.allow_modules))
 
     def _check_choices(self) -> None:
         choices: dict[str, tuple[str, ...]] = {
@@ -159,4 +163,15 @@ class SandboxOptions:
         view = {f.name: getattr(self, f.name) for f in fields(self)}
         view["env"] = sorted(self.env)
         view["io"] = dict(self.io)
+        view["allow_modules"] = list(self.allow_modules)
         return view
+
+
+def _module_names(value: Any) -> tuple[str, ...]:
+    """``allow_modules`` as a tuple of dotted module names; anything else is an :class:`OptionsError`."""
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(
+        isinstance(n, str) and all(part.isidentifier() for part in n.split(".")) for n in names
+    ):
+        raise OptionsError(f"allow_modules must be dotted module names such as ('sympy',), got {value!r}")
+    return tuple(names)

@@ -207,10 +207,16 @@ class Sandbox:
             inputs_dir=paths.inputs,
             version=__version__,
             protocol=KERNEL_PROTOCOL,
-            policy={"enabled": self.options.policy_enabled(self._backend.name)},
+            policy=self._policy_section(),
             io=io,
             trace={"enabled": self.options.trace},
         )
+
+    def _policy_section(self) -> dict[str, Any]:
+        section: dict[str, Any] = {"enabled": self.options.policy_enabled(self._backend.name)}
+        if self.options.allow_modules:
+            section["extra_modules"] = list(self.options.allow_modules)
+        return section
 
     def _start_kernel(self) -> None:
         self._join_retired()

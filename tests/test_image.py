@@ -48,6 +48,8 @@ CONTRACT_PACKAGES = {
     "matplotlib": "matplotlib",
     "imageio": "imageio",
     "RestrictedPython": "RestrictedPython",
+    "sympy": "sympy",
+    "mpmath": "mpmath",
 }
 
 
@@ -291,3 +293,28 @@ def test_images_from_other_sources_are_reported_stale(docker_client: Any, kernel
 def test_build_command_is_a_make_target() -> None:
     target = BUILD_COMMAND.removeprefix("make ").strip()
     assert re.search(rf"^{re.escape(target)}:", (ROOT / "Makefile").read_text(), re.MULTILINE)
+
+
+@pytest.mark.docker
+def test_tesseract_with_english_is_in_the_image_at_the_pinned_version(docker_client: Any, kernel_image: str) -> None:
+    pins = dict(line.split("=", 1) for line in _debian_pins())
+    versions = _run(docker_client, kernel_image, ["dpkg-query", "-W", "-f", "${Package}=${Version}\\n", *pins])
+    assert dict(line.split("=", 1) for line in versions.split()) == pins
+    languages = _run(docker_client, kernel_image, ["tesseract", "--list-langs"]).split()
+    assert "eng" in languages
+
+
+def _debian_pins() -> list[str]:
+    lines = (recipe_dir() / "debian-packages.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def test_debian_packages_resolve_against_a_base_that_lacks_them() -> None:
+    from pixelbox.runtime.image import resolve_debian_packages
+
+    if shutil.which("apt-get") is None:
+        pytest.skip("resolving Debian packages needs apt (a Debian host)")
+    wanted = resolve_debian_packages(b"", _debian_pins())
+    names = {item.split("=", 1)[0] for item in wanted}
+    assert set(_debian_pins()) <= set(wanted)  # the pins themselves, at their versions
+    assert {"libtesseract5", "liblept5", "tesseract-ocr-osd"} <= names  # and what they depend on

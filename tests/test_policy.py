@@ -575,3 +575,17 @@ def test_own_classes_keep_private_state_and_special_methods(shell: InteractiveSh
         ),
     )
     assert value == ("Box(2)", "default", True, 1)
+
+
+def test_a_trusted_program_window_lets_start_only_that_program_and_stop_only_its_processes() -> None:
+    from pixelbox.kernel.policy import audit
+
+    start = ("/usr/bin/true", ["/usr/bin/true"], None, None)
+    assert not audit._trusted("subprocess.Popen", start)
+    with audit.trusted_program("/usr/bin/true") as program:
+        assert audit._trusted("subprocess.Popen", start)
+        assert not audit._trusted("subprocess.Popen", ("/bin/sh", ["/bin/sh"], None, None))
+        assert not audit._trusted("os.system", (b"true",)) and not audit._trusted("os.kill", (4242, 9))
+        program.pids.add(4242)
+        assert audit._trusted("os.kill", (4242, 9))
+    assert not audit._trusted("subprocess.Popen", start) and not audit._trusted("os.kill", (4242, 9))

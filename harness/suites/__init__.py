@@ -98,6 +98,8 @@ class Suite(ABC):
     (AgentVista's ``tool_image_1``, VisualToolBench's ``transformed_image_0``) whatever the inputs.
     ``code_blocks``: which ``<code>`` blocks of a code-mode turn run by default (``all``, or ``first``
     where the official runner runs only the first closed one; ``--code-blocks`` overrides it).
+    ``sandbox_modules``: modules beyond the policy's allow-list that the suite's tools import in the
+    sandbox (Agent-X's Solver: sympy), given to every sandbox of its episodes.
     """
 
     name: ClassVar[str]
@@ -109,6 +111,7 @@ class Suite(ABC):
     primary_metric: ClassVar[str] = ""
     artifacts_after_inputs: ClassVar[bool] = True
     code_blocks: ClassVar[CodeBlocks] = "all"
+    sandbox_modules: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> Sequence[SuiteTask]:

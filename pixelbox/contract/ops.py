@@ -263,6 +263,18 @@ OPS: tuple[Op, ...] = (
     Op("draw", "drawing on an image", visual=False, replay=False),
     Op("morphology", "erosion, dilation, opening, closing", visual=False, replay=False),
     Op("composite", "images pasted, blended or stacked together", visual=False, replay=False),
+    Op(
+        "generate",
+        "an image made by an image-generation model from a prompt (and the image it restyles)",
+        visual=False,
+        replay=False,
+    ),
+    Op(
+        "ocr",
+        "text read from an image (tesseract, through the kernel's OCR tool); no image out",
+        visual=False,
+        replay=False,
+    ),
     Op("other", "any other image operation (axis swaps are re-run)", visual=False),
 )
 """Every canonical operation, visual ones first, in the order they are documented and offered."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-KERNEL_PROTOCOL = 3
+KERNEL_PROTOCOL = 4
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
 
 CONNECTION_FILE = "kernel.json"
@@ -34,6 +34,10 @@ KINDS = ("artifact", "event", "normalization", "notice")
 
 ADD_IMAGE = "add_image"
 """Internal tool the harness uses to put a downloaded image (already uploaded to the workspace) in the list."""
+READ_TEXT = "read_text"
+"""Internal tool that reads the text in an image with tesseract (Agent-X's OCR), recorded as an ``ocr`` event."""
+ADD_GENERATED = "add_generated"
+"""Internal tool that takes in an image a generation model made (uploaded to the workspace) as a ``generate`` event."""
 RAW_ARGUMENTS_KEY = "__pixelbox_raw_arguments__"
 """Arguments that were not a JSON object travel as ``{RAW_ARGUMENTS_KEY: text}`` and are judged as that text."""
 TOOL_API_PREFIX = "pixelbox.tools."

@@ -575,3 +575,61 @@ class ImageServer(LocalServer):
             return Response(404, b"<html>not found</html>", {"Content-Type": "text/html"})
         content_type, body = self.routes[request.path]
         return Response(200, body, {"Content-Type": content_type})
+
+
+class ImagesServer(LocalServer):
+    """OpenAI's images API: ``POST /v1/images/generations`` (JSON) and ``POST /v1/images/edits`` (multipart).
+
+    A generation is a 96x64 image of one colour (red); an edit is the uploaded image inverted, so a test can
+    tell the edit used the image it was sent. Requests are checked as the real API would (model, prompt,
+    the image part of an edit); ``parts`` keeps each edit's form fields.
+    """
+
+    def __init__(self, api_key: str = "sk-test") -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.parts: list[dict[str, Any]] = []
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def handle(self, request: Request) -> Response:
+        if request.method != "POST" or not request.path.startswith("/v1/images/"):
+            return api_error(404, f"no route {request.method} {request.path}")(request)
+        if request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return api_error(401, "Incorrect API key provided")(request)
+        if request.path == "/v1/images/generations":
+            body = request.json()
+            if not body.get("model") or not body.get("prompt"):
+                return api_error(400, "model and prompt are required")(request)
+            return self._answer(png_bytes(96, 64, (220, 20, 20)))
+        if request.path == "/v1/images/edits":
+            fields = _multipart(request)
+            self.parts.append(fields)
+            if not fields.get("model") or not fields.get("prompt") or not isinstance(fields.get("image"), bytes):
+                return api_error(400, "model, prompt and an image file are required")(request)
+            source = Image.open(io.BytesIO(fields["image"])).convert("RGB")
+            out = io.BytesIO()
+            Image.eval(source, lambda v: 255 - v).save(out, format="PNG")
+            return self._answer(out.getvalue())
+        return api_error(404, f"no route {request.method} {request.path}")(request)
+
+    @staticmethod
+    def _answer(image: bytes) -> Response:
+        return json_response({"created": 0, "data": [{"b64_json": base64.b64encode(image).decode()}]})
+
+
+def _multipart(request: Request) -> dict[str, Any]:
+    """A multipart/form-data body's fields: text values as str, file parts as bytes."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    head = f"Content-Type: {request.headers.get('content-type', '')}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + request.body)
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        fields[str(name)] = payload if part.get_filename() else payload.decode()
+    return fields

@@ -24,7 +24,7 @@ from pixelbox.harness.suites.agent_x.tasks import GENERATIVE_IDS, load_tasks
 from pixelbox.harness.traces import read_trace
 from pixelbox.runtime.options import SandboxOptions
 from tests.conftest import require_backend
-from tests.harness.servers import ChatCompletionsServer, SerperServer, completion
+from tests.harness.servers import ChatCompletionsServer, ImagesServer, SerperServer, completion
 
 SUITE = SUITES.get("agent-x")
 COLOURS = [(10 * k, 255 - 10 * k, 40) for k in range(12)]  # BGR per frame
@@ -163,7 +163,7 @@ def test_executed_mode_runs_the_tools_and_scores_what_ran(
         replies[4].startswith("drew the box (40, 50, 140, 150)") and "new image 3 (300x200)" in replies[4]
     )  # image 2 is the RegionDescriber crop
     assert replies[5].startswith("1. red squares - result 1 (https://example.org/red-squares/1)")
-    assert replies[6].startswith("Error: ImageGenerator is not available")
+    assert replies[6].startswith("Error: ImageGenerator is not available: no image-generation endpoint")
     # the vision endpoint: the whole image for ObjectCounter, exactly the region for RegionDescriber
     assert seen[0]["model"] == "vision-model" and "How many red squares" in seen[0]["messages"][0]["content"][1]["text"]
     assert _image_of(seen[0]["messages"][0]["content"][0]).size == (300, 200)
@@ -211,8 +211,20 @@ def test_executed_mode_runs_the_tools_and_scores_what_ran(
     assert scores["agentx"]["atm"]["goal_accuracy"] == 1.0
 
 
-@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed")
-def test_ocr_reads_words_with_boxes(tmp_path: Path, dataset: Path) -> None:
+def _tool_replies(server: Any) -> list[str]:
+    return [m["content"] for m in server.bodies()[-1]["messages"] if m["role"] == "tool"]
+
+
+def _events(trace: Any, op: str) -> list[dict[str, Any]]:
+    return [e for o in trace.of_kind("observation") if o.get("execution") for e in o["execution"]["events"]
+            if e["op"] == op]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["local", "runsc"])
+def test_ocr_runs_tesseract_in_the_sandbox(tmp_path: Path, dataset: Path, backend: str) -> None:
+    options = require_backend(backend)
+    if backend == "local" and shutil.which("tesseract") is None:
+        pytest.skip("the local backend's OCR uses the host's tesseract, which is not installed")
     big = Image.new("RGB", (600, 200), (255, 255, 255))
     from PIL import ImageFont
 
@@ -221,9 +233,95 @@ def test_ocr_reads_words_with_boxes(tmp_path: Path, dataset: Path) -> None:
     tasks = SUITE.load_tasks(dataset, ids=["0"])
     script = [completion("", [("OCR", {"image": 1})]), completion('{"final_answer": {"value": "42"}}')]
     with ChatCompletionsServer(script) as server:
-        _run(tmp_path, tasks, server, "atm", "ocr")
-        (reply,) = [m["content"] for m in server.bodies()[-1]["messages"] if m["role"] == "tool"]
-    assert "HELLO" in reply and "42" in reply and reply.startswith("(")
+        _run(tmp_path, tasks, server, "atm", "ocr", **options)
+        (reply,) = _tool_replies(server)
+    lines = reply.splitlines()
+    assert [line.split(") ", 1)[1] for line in lines] == ["HELLO", "42"]
+    x1, y1, x2, y2 = (int(v) for v in lines[0][1:].split(")")[0].split(", "))
+    assert 30 <= x1 < x2 <= 600 and 50 <= y1 < y2 <= 140  # the word's box in pixels, where it was drawn
+    (event,) = _events(read_trace(tmp_path / "ocr" / "episodes" / "0.jsonl"), "ocr")
+    assert event["api"] == "pixelbox.tools.OCR" and event["output"] is None and len(event["inputs"]) == 1
+    assert event["params"] == {"engine": "tesseract", "lang": "eng", "words": 2, "text": "HELLO 42"}
+
+
+SOLVER_CASES = [
+    # (sympy code, what solution() returns, worked by hand)
+    ("from sympy import symbols, solve\ndef solution():\n    x = symbols('x')\n    return solve(x**2 - 5*x + 6, x)",
+     "[2, 3]"),  # (x - 2)(x - 3)
+    ("from sympy import symbols, integrate\ndef solution():\n    x = symbols('x')\n"
+     "    return integrate(x**2, (x, 0, 3))", "9"),  # x^3/3 from 0 to 3 = 27/3
+    ("from sympy import symbols, Eq, solve\ndef solution():\n    a, b = symbols('a b')\n"
+     "    return solve([Eq(a + b, 10), Eq(a - b, 2)], [a, b])", "{a: 6, b: 4}"),  # 2a = 12
+    ("from sympy import Rational\ndef solution():\n    return Rational(1, 3) + Rational(1, 6)", "1/2"),  # 2/6 + 1/6
+    ("import mpmath\ndef solution():\n    mpmath.mp.dps = 20\n    return mpmath.sqrt(2)",
+     "1.4142135623730950488"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["local", "runsc"])
+def test_solver_runs_sympy_on_hand_worked_cases(tmp_path: Path, dataset: Path, backend: str) -> None:
+    options = require_backend(backend)
+    tasks = SUITE.load_tasks(dataset, ids=["0"])
+    script = [completion("", [("Solver", {"command": code})]) for code, _ in SOLVER_CASES]
+    script.append(completion("", [("Solver", {"command": "def solution():\n    return undefined_name"})]))
+    script.append(completion('{"final_answer": {"value": "9"}}'))
+    with ChatCompletionsServer(script) as server:
+        _run(tmp_path, tasks, server, "atm", "solver", **options)
+        replies = _tool_replies(server)
+    assert replies[:-1] == [expected for _, expected in SOLVER_CASES]
+    assert "NameError" in replies[-1] and "undefined_name" in replies[-1]
+
+
+def test_image_tools_on_an_images_endpoint_recorded_and_replayed(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tasks = SUITE.load_tasks(dataset, ids=["0"])
+    calls = [
+        ("ImageGenerator", {"keywords": "a red square on white"}),
+        ("ImageStylization", {"image": 1, "instruction": "as a photographic negative"}),
+        ("ImageStylization", {"image": 9, "instruction": "sepia"}),
+    ]
+    script = [completion("", [call]) for call in calls] + [completion('{"final_answer": {"value": "done"}}')]
+    with ImagesServer() as images:
+        monkeypatch.setenv("PIXELBOX_AGENTX_IMAGES", f"openai:img-model@{images.base_url}")
+        with ChatCompletionsServer(script) as server:
+            _run(tmp_path, tasks, server, "atm", "images")
+            replies = _tool_replies(server)
+            shown = [p for p in server.bodies()[-1]["messages"] if p["role"] == "user"][1:]
+        generations = [r.json() for r in images.requests if r.path.endswith("/generations")]
+        edits = images.parts
+    assert replies[:2] == ["new image 2 (96x64)", "new image 3 (300x200)"]
+    assert replies[2].startswith("Error: image must be an image number from 1 to 3")
+    assert generations == [{"model": "img-model", "prompt": "a red square on white", "n": 1,
+                            "response_format": "b64_json"}]  # fmt: skip
+    assert edits[0]["model"] == "img-model" and edits[0]["prompt"] == "as a photographic negative"
+    assert Image.open(io.BytesIO(edits[0]["image"])).size == (300, 200)  # the input image itself was sent
+    assert len(shown) == 2 and _image_of(shown[1]["content"][-1]).getpixel((90, 100)) == (55, 235, 235)
+    trace = read_trace(tmp_path / "images" / "episodes" / "0.jsonl")
+    generated, styled = _events(trace, "generate")
+    assert generated["api"] == "pixelbox.tools.ImageGenerator" and generated["inputs"] == []
+    assert generated["params"] == {"tool": "ImageGenerator", "model": "img-model", "prompt": "a red square on white"}
+    assert styled["api"] == "pixelbox.tools.ImageStylization" and len(styled["inputs"]) == 1
+    stored = [o["images"] for o in trace.of_kind("observation")][:2]
+    assert [(i[0]["width"], i[0]["height"]) for i in stored] == [(96, 64), (300, 200)]
+    assert [s["tool"] for s in trace.of_kind("episode_end")[0]["totals"]["prediction"]["reasoning_steps"]] == [
+        "ImageGenerator", "ImageStylization", "ImageStylization"]  # fmt: skip
+
+    # replayed from the recording, the endpoint closed; then no endpoint at all: not available, and why
+    monkeypatch.setenv("PIXELBOX_AGENTX_VISION_CACHE", "replay")
+    monkeypatch.setenv("PIXELBOX_AGENTX_VISION_DIR", str(tmp_path / "images" / "vision-cache"))
+    with ChatCompletionsServer(script[:2] + script[-1:]) as server:
+        _run(tmp_path, tasks, server, "atm", "replayed")
+        assert _tool_replies(server) == replies[:2]
+    monkeypatch.delenv("PIXELBOX_AGENTX_IMAGES")
+    monkeypatch.delenv("PIXELBOX_AGENTX_VISION_CACHE")
+    with ChatCompletionsServer(script[:1] + script[-1:]) as server:
+        _run(tmp_path, tasks, server, "atm", "unconfigured")
+        (reply,) = _tool_replies(server)
+    assert reply == (
+        "Error: ImageGenerator is not available: no image-generation endpoint is configured "
+        "(set PIXELBOX_AGENTX_IMAGES=openai:MODEL[@BASE_URL])"
+    )
 
 
 def test_official_mode_on_a_video_and_g_star(tmp_path: Path, dataset: Path) -> None:

@@ -34,6 +34,7 @@ class AgentX(StandardReports, Suite):
     profile = "generic"
     modes = ("gen", "atm")
     primary_metric = "goal_accuracy"
+    sandbox_modules = ("sympy", "mpmath")
 
     def metric_columns(self) -> tuple[Column, ...]:
         from pixelbox.harness.suites.agent_x.scoring import COLUMNS

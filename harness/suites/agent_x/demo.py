@@ -171,7 +171,7 @@ def record_vision(cache_root: Path, tasks: list[Any]) -> None:
     """What the vision model would have answered for SceneDescriber on each task's first image."""
     import os
 
-    from pixelbox.harness.suites.agent_x.loop import VISION_ENV
+    from pixelbox.harness.suites.agent_x.models import VISION_ENV
     from pixelbox.harness.suites.agent_x.tools import VISION_PROMPTS
     from pixelbox.harness.web import WebCache
 

@@ -24,14 +24,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from pixelbox import __version__
+from pixelbox.contract.wire import ADD_GENERATED, READ_TEXT
 from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolArgumentsError, ToolCall
 from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
@@ -46,12 +44,10 @@ from pixelbox.harness.episode.imagebook import ImageBook, ImageEntry
 from pixelbox.harness.episode.observations import tool_observation
 from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.agent_x import tools as xt
+from pixelbox.harness.suites.agent_x.models import ImageModel, VisionModel
 from pixelbox.harness.suites.agent_x.tasks import AgentXTask
 from pixelbox.harness.suites.shared import ask, in_sandbox, play_and_end, runtime_info
 from pixelbox.harness.tools.atomic import call_tool
-
-VISION_ENV = "PIXELBOX_AGENTX_VISION"
-VISION_CACHE_ENV = "PIXELBOX_AGENTX_VISION_CACHE"
 
 STEP_FORMAT = """Each reasoning step is an object with:
 - "step": its number,
@@ -111,7 +107,8 @@ class AgentXEpisode:
         self.tools = xt.tool_schemas(web=context.web is not None) if self.executed else []
         self.messages: list[Message] = []
         self.steps: list[dict[str, Any]] = []
-        self.vision = _Vision(context, task.task_id)
+        self.vision = VisionModel(context, task.task_id)
+        self.images = ImageModel(context, task.task_id)
         self.prediction: dict[str, Any] = {"reasoning_steps": "", "final_answer": {"value": "", "justification": ""}}
         """Filled in place when the episode answers (``episode_end`` is written with this very dict)."""
 
@@ -224,10 +221,8 @@ class AgentXEpisode:
         if name not in xt.SCHEMAS or (name == "WebSearch" and self.context.web is None):
             offered = ", ".join(t["function"]["name"] for t in self.tools)
             return _Result(f"Error: there is no tool named {name!r}; the tools are: {offered}", ok=False)
-        if name in xt.UNAVAILABLE:
-            return _Result(
-                f"Error: {name} is not available here (no image-generation endpoint is configured)", ok=False
-            )
+        if name == "ImageGenerator":
+            return self._generate(name, str(args.get("keywords") or ""), None)
         if name == "WebSearch":
             return self._web_search(args)
         if name == "Calculator":
@@ -247,7 +242,9 @@ class AgentXEpisode:
         if entry is None:
             return _Result(f"Error: {problem}", ok=False)
         if name == "OCR":
-            return _ocr(entry)
+            return self._ocr(entry)
+        if name == "ImageStylization":
+            return self._generate(name, str(args.get("instruction") or ""), entry)
         if name == "DrawBoundingBox":
             box = xt.parse_bbox(args.get("bbox"))
             if box is None:
@@ -286,8 +283,39 @@ class AgentXEpisode:
             "top1": " (only the best match)" if args.get("top1", True) else "",
         }
         prompt = xt.VISION_PROMPTS[name].format(**values)
-        text, ok, detail = self.vision.ask(name, prompt, target.path)
-        return _Result(text if ok else f"Error: {text}", ok=ok, execution=execution, detail=detail, images=[])
+        answer = self.vision.ask(name, prompt, target.path)
+        text = answer.text if answer.ok else f"Error: {answer.text}"
+        return _Result(text, ok=answer.ok, execution=execution, detail=answer.detail, images=[])
+
+    def _ocr(self, entry: ImageEntry) -> _Result:
+        """tesseract in the sandbox (the kernel's trusted OCR tool): words with boxes, an ``ocr`` event."""
+        call = json.dumps({"image_index": entry.index})
+        execution = call_tool(self.sandbox, READ_TEXT, call, timeout=self.budget.execution_timeout())
+        self.budget.note_execution(execution.status)
+        if execution.status != "ok":
+            return _Result(tool_observation(execution), ok=False, execution=execution)
+        return _Result(execution.stdout.strip(), ok=True, execution=execution, detail={"engine": "tesseract"})
+
+    def _generate(self, name: str, prompt: str, source: ImageEntry | None) -> _Result:
+        """An image from the images endpoint, taken into the sandbox as the next image (a ``generate`` event)."""
+        if not prompt.strip():
+            what = "keywords" if source is None else "instruction"
+            return _Result(f"Error: {what} must be a non-empty description", ok=False)
+        answer = self.images.make(name, prompt, source.path if source is not None else None)
+        if not answer.ok or answer.image is None:
+            return _Result(f"Error: {answer.text}", ok=False, detail=answer.detail)
+        digest = hashlib.sha256(answer.image).hexdigest()[:16]
+        kernel_path = self.sandbox.upload(answer.image, f"generated/{digest}-{len(self.book.entries)}.img")
+        call: dict[str, Any] = {"path": kernel_path, "tool": name, "model": self.images.model, "prompt": prompt}
+        if source is not None:
+            call["source_index"] = source.index
+        execution = call_tool(self.sandbox, ADD_GENERATED, json.dumps(call), timeout=self.budget.execution_timeout())
+        self.budget.note_execution(execution.status)
+        made = self._ingest(execution, f"tool:{name}")
+        if execution.status != "ok" or not made:
+            return _Result(tool_observation(execution), ok=False, execution=execution, detail=answer.detail)
+        text = ", ".join(f"new image {e.index + 1} ({e.width}x{e.height})" for e in made)
+        return _Result(text, ok=True, execution=execution, detail=answer.detail, images=made)
 
     def _web_search(self, args: dict[str, Any]) -> _Result:
         assert self.context.web is not None
@@ -367,6 +395,7 @@ class AgentXEpisode:
             pixelbox=__version__,
             suite="agent-x",
             vision=self.vision.describe(),
+            images_endpoint=self.images.describe(),
             tools=[t["function"]["name"] for t in self.tools],
             messages=[redact(m) for m in self.messages],
             images=[e.to_dict(self.context.run_root) for e in self.book.entries.values()],
@@ -386,62 +415,6 @@ class _Result:
         images: list[ImageEntry] | None = None,
     ) -> None:
         self.text, self.ok, self.execution, self.detail, self.images = text, ok, execution, detail, images or []
-
-
-class _Vision:
-    """The perception tools' vision model (``PIXELBOX_AGENTX_VISION``), its answers recorded per task."""
-
-    def __init__(self, context: EpisodeContext, task_id: str) -> None:
-        from pixelbox.harness.web import WebCache
-
-        self.spec = os.environ.get(VISION_ENV)
-        mode: Any = os.environ.get(VISION_CACHE_ENV, "auto")
-        root = Path(context.run_root or context.images_dir) / "vision-cache"
-        self.cache = WebCache.for_task(os.environ.get("PIXELBOX_AGENTX_VISION_DIR") or root, task_id, mode)
-        self.endpoint: Any = None
-
-    def describe(self) -> dict[str, Any]:
-        return {"endpoint": self.spec, "cache": str(self.cache.directory), "mode": self.cache.mode}
-
-    def ask(self, tool: str, prompt: str, image: Path) -> tuple[str, bool, dict[str, Any]]:
-        data = image.read_bytes()
-        key = {"tool": tool, "prompt": prompt, "image_sha256": hashlib.sha256(data).hexdigest(), "model": self.spec}
-        hit = self.cache.get("agentx_vision", key)
-        if hit is not None:
-            return str((hit.data or {}).get("text") or hit.error or ""), hit.ok, {**key, "source": "cache"}
-        if self.cache.mode == "replay":
-            return f"no recorded {tool} answer for this image in {self.cache.directory}", False, key
-        if not self.spec:
-            return f"{tool} needs a vision model: set {VISION_ENV}=openai:MODEL[@BASE_URL]", False, key
-        if self.endpoint is None:
-            from pixelbox.harness.scoring.judges import parse_endpoint
-
-            self.endpoint = parse_endpoint(self.spec)
-        messages = [{"role": "user", "content": [image_part(image), text_part(prompt)]}]
-        try:
-            text = self.endpoint.complete(messages, max_tokens=512, temperature=0.0)
-        except Exception as exc:
-            return f"the vision model failed: {exc}", False, key
-        self.cache.put("agentx_vision", key, ok=True, data={"text": text}, error=None)
-        return text.strip(), True, {**key, "source": "endpoint"}
-
-
-def _ocr(entry: ImageEntry) -> _Result:
-    """Words and their boxes by tesseract (on the host: the sandbox forbids subprocesses)."""
-    binary = shutil.which("tesseract")
-    if binary is None:
-        return _Result("Error: OCR needs the tesseract binary, which is not installed", ok=False)
-    run = subprocess.run([binary, str(entry.path), "stdout", "tsv"], capture_output=True, text=True, timeout=60)
-    if run.returncode != 0:
-        return _Result(f"Error: tesseract failed: {run.stderr.strip()[:300]}", ok=False)
-    words = []
-    for line in run.stdout.splitlines()[1:]:
-        cells = line.split("\t")
-        if len(cells) == 12 and cells[11].strip() and float(cells[10]) >= 0:
-            x, y, w, h = (int(v) for v in cells[6:10])
-            words.append(f"({x}, {y}, {x + w}, {y + h}) {cells[11].strip()}")
-    text = "\n".join(words) if words else "no text found"
-    return _Result(text, ok=True, detail={"engine": "tesseract", "words": len(words)})
 
 
 def run_agentx_episode(task: AgentXTask, agent: Agent, context: EpisodeContext) -> EpisodeOutcome:

@@ -9,16 +9,18 @@ How they run:
 
 - in the task's sandbox: ``Calculator`` (the expression with only ``math`` in scope),
   ``DrawBoundingBox`` and ``OverlayText`` (PIL drawing; the result is a new image), ``CodePlotter``
-  (matplotlib code; the figure is captured), ``Solver`` (sympy code defining ``solution()``; fails
-  cleanly where sympy is not installed), and the crop of ``RegionDescriber`` (the canonical ``crop``);
-- on the host, deterministic: ``OCR`` with the ``tesseract`` binary (the sandbox forbids
-  subprocesses and its image has no tesseract), words with their boxes;
+  (matplotlib code; the figure is captured), ``Solver`` (sympy code defining ``solution()``; the
+  suite's sandboxes let model code import sympy and mpmath), the crop of ``RegionDescriber`` (the
+  canonical ``crop``) and ``OCR`` (tesseract run by the kernel's trusted OCR tool, words with their
+  boxes, an ``ocr`` event);
 - by a vision model (``PIXELBOX_AGENTX_VISION=openai:MODEL[@BASE_URL]``, any OpenAI-compatible
   endpoint; answers recorded per task and replayed): ``SceneDescriber``, ``ObjectCounter``,
   ``RegionDescriber`` (on the crop), ``LocateObjectByText``, ``MathOCR``;
-- through the web providers (record/replay): ``WebSearch``;
-- not available (no image-generation endpoint is wired): ``ImageGenerator``, ``ImageStylization``
-  answer with an error saying so.
+- by an images endpoint (``PIXELBOX_AGENTX_IMAGES=openai:MODEL[@BASE_URL]``, ``/images/generations``
+  and ``/images/edits``; recorded and replayed likewise): ``ImageGenerator``, ``ImageStylization``,
+  whose images enter the sandbox as the next image (a ``generate`` event); without an endpoint they
+  answer that they are not available, and why;
+- through the web providers (record/replay): ``WebSearch``.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 SANDBOX_TOOLS = ("Calculator", "DrawBoundingBox", "OverlayText", "CodePlotter", "Solver")
 VISION_TOOLS = ("SceneDescriber", "ObjectCounter", "RegionDescriber", "LocateObjectByText", "MathOCR")
-UNAVAILABLE = ("ImageGenerator", "ImageStylization")
+GENERATION_TOOLS = ("ImageGenerator", "ImageStylization")
 
 
 def tool_schemas(*, web: bool) -> list[dict[str, Any]]:

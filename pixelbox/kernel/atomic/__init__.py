@@ -22,35 +22,29 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from pixelbox.contract.tools import TOOL_SPECS, ToolError, parse_call
-from pixelbox.contract.wire import ADD_IMAGE, RAW_ARGUMENTS_KEY
+from pixelbox.contract.wire import ADD_GENERATED, ADD_IMAGE, RAW_ARGUMENTS_KEY, READ_TEXT
 from pixelbox.contract.wire import TOOL_API_PREFIX as API_PREFIX
-
-_WORKING_MODES = ("RGB", "RGBA", "L")
+from pixelbox.kernel.atomic.images import ImageRef, available_images, capture, find_image, io_layer, load
 
 __all__ = [
+    "ADD_GENERATED",
     "ADD_IMAGE",
     "RAW_ARGUMENTS_KEY",
+    "READ_TEXT",
     "TOOL_SPECS",
     "ImageRef",
     "ToolError",
     "available_images",
+    "find_image",
     "install",
     "run_tool",
 ]
 
-
-@dataclass(frozen=True)
-class ImageRef:
-    """One image the tools can address: its index, lineage key, file name and kernel path."""
-
-    index: int
-    key: str
-    name: str
-    path: str
+INTERNAL_OPS = {READ_TEXT: "ocr", ADD_GENERATED: "generate"}
+"""The ops the kernel's internal tools record (no library API records them)."""
 
 
 def install(shell: Any, section: dict[str, Any] | None = None) -> None:
@@ -65,40 +59,27 @@ def run_tool(name: str, arguments_json: str) -> None:
     if name == ADD_IMAGE:
         _add_image(arguments_json)
         return
+    if name == ADD_GENERATED:
+        from pixelbox.kernel.atomic.generated import add_generated
+
+        add_generated(_unwrap(arguments_json))
+        return
+    if name == READ_TEXT:
+        from pixelbox.kernel.atomic.ocr import read_text
+
+        read_text(_unwrap(arguments_json))
+        return
     call = parse_call(name, _unwrap(arguments_json))
-    layer = _layer()
+    layer = io_layer()
     source = find_image(layer, call.image_index)
-    image = _load(layer, source)
+    image = load(layer, source)
     result = _apply(call.name, image, call.kwargs)
-    record = _capture(layer, result, "tool", API_PREFIX + call.name)
+    record = capture(layer, result, "tool", API_PREFIX + call.name)
     note = f" [{call.label}]" if call.label else ""
     print(
         f"{call.name}{note}: image {source.index} -> image {record['index']} "
         f"({record['name']}, {record['width']}x{record['height']})"
     )
-
-
-def available_images(layer: Any) -> list[ImageRef]:
-    """Inputs, then artifacts, in index order (an input wins if an artifact index collides with it)."""
-    refs = {
-        image.index: ImageRef(image.index, f"input:{image.index}", image.name, image.path)
-        for image in layer.settings.inputs
-    }
-    for record in layer.store.records:
-        refs.setdefault(
-            record["index"], ImageRef(record["index"], f"artifact:{record['index']}", record["name"], record["path"])
-        )
-    return [refs[index] for index in sorted(refs)]
-
-
-def find_image(layer: Any, index: int) -> ImageRef:
-    """The image at ``index``, or a :class:`ToolError` listing the images there are."""
-    images = available_images(layer)
-    found = next((ref for ref in images if ref.index == index), None)
-    if found is None:
-        listing = ", ".join(f"{ref.index} ({ref.name})" for ref in images) or "none"
-        raise ToolError(f"image_index {index} does not exist; the images are: {listing}")
-    return found
 
 
 # -- steps ---------------------------------------------------------------------------------------
@@ -118,31 +99,6 @@ def _unwrap(arguments_json: str) -> str:
     return arguments_json
 
 
-def _layer() -> Any:
-    from pixelbox.kernel.imageio import current_layer
-
-    layer = current_layer()
-    if layer is None:
-        raise ToolError("atomic tools need the image I/O layer; start the sandbox with io enabled")
-    return layer
-
-
-def _load(layer: Any, ref: ImageRef) -> Any:
-    """Decode the image file (unpatched), in a mode every tool handles, registered under its lineage key."""
-    from PIL import Image
-
-    from pixelbox.kernel.imageio import recorder_link
-
-    with layer.guard(), Image.open(ref.path) as opened:
-        opened.load()
-        image = opened.copy()
-    if image.mode not in _WORKING_MODES:
-        has_alpha = "A" in image.getbands() or "transparency" in image.info
-        image = image.convert("RGBA" if has_alpha else "RGB")
-    recorder_link.register_root(image, ref.key)
-    return image
-
-
 def _apply(name: str, image: Any, kwargs: dict[str, Any]) -> Any:
     from pixelbox.kernel.atomic import canonical
 
@@ -150,16 +106,6 @@ def _apply(name: str, image: Any, kwargs: dict[str, Any]) -> Any:
         return canonical.TOOLS[name](image, **kwargs)
     except canonical.ToolError as exc:
         raise ToolError(f"{name}: {exc}") from None
-
-
-def _capture(layer: Any, image: Any, kind: str, api: str) -> dict[str, Any]:
-    from pixelbox.kernel.imageio import ArtifactLimitError
-    from pixelbox.kernel.imageio.pil_hooks import capture_shown
-
-    try:
-        return capture_shown(layer, image, kind, api)
-    except ArtifactLimitError as exc:
-        raise ToolError(str(exc).replace("this code block", "this call")) from None
 
 
 def _add_image(arguments_json: str) -> None:
@@ -173,7 +119,7 @@ def _add_image(arguments_json: str) -> None:
         path, url = arguments["path"], arguments.get("url")
     except (TypeError, ValueError, KeyError):
         raise ToolError('add_image takes {"path": FILE_IN_WORKSPACE, "url": SOURCE}') from None
-    layer = _layer()
+    layer = io_layer()
     real = os.path.realpath(str(path))
     if os.path.commonpath([real, layer.settings.workspace]) != layer.settings.workspace or not os.path.isfile(real):
         raise ToolError(f"add_image: {path!r} is not a file in the workspace")
@@ -186,7 +132,7 @@ def _add_image(arguments_json: str) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(real)
-    record = _capture(layer, image, "download", API_PREFIX + "download_image")
+    record = capture(layer, image, "download", API_PREFIX + "download_image")
     source = f" from {url}" if url else ""
     print(
         f"downloaded image{source} -> image {record['index']} ({record['name']}, {record['width']}x{record['height']})"

@@ -21,10 +21,11 @@ hold of the real interpreter still finds no flag to clear.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pixelbox.kernel.policy.errors import PolicyPermissionError
@@ -60,6 +61,42 @@ DESTRUCTIVE_EVENTS = frozenset(
 )
 PSEUDO_FS = ("/proc", "/sys", "/dev")
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
+
+
+class TrustedProgram:
+    """One program the kernel's own tools run while a cell is armed (tesseract for OCR).
+
+    Only :func:`trusted_program` makes one, from kernel code (model code cannot import pixelbox);
+    while it is open the hook lets start exactly ``executable`` and signal the processes it started.
+    """
+
+    def __init__(self, executable: str) -> None:
+        self.executable = os.path.realpath(executable)
+        self.pids: set[int] = set()
+
+
+_TRUSTED: list[TrustedProgram] = []
+
+
+@contextlib.contextmanager
+def trusted_program(executable: str) -> Iterator[TrustedProgram]:
+    """Let the kernel's own tool start ``executable`` (and stop what it started) while this is open."""
+    program = TrustedProgram(executable)
+    _TRUSTED.append(program)
+    try:
+        yield program
+    finally:
+        _TRUSTED.remove(program)
+
+
+def _trusted(event: str, args: tuple[Any, ...]) -> bool:
+    """Whether a process event is the start (or stop) of a program a trusted tool runs right now."""
+    if event == "subprocess.Popen" and args and args[0] is not None:
+        real = os.path.realpath(os.fsdecode(args[0]))
+        return any(program.executable == real for program in _TRUSTED)
+    if event == "os.kill" and args:
+        return any(args[0] in program.pids for program in _TRUSTED)
+    return False
 
 
 class AuditState:
@@ -179,6 +216,8 @@ def _check(event: str, args: tuple[Any, ...], is_model_code: Callable[[str], boo
     if event == "open":
         check_open_path(args[0])
     elif event in PROCESS_EVENTS:
+        if _trusted(event, args):
+            return
         raise _refuse(f"starting processes or sending signals is not allowed ({event})", "no-process")
     elif event.startswith("socket."):
         raise _refuse(f"network access is not allowed ({event})", "no-network")
