@@ -98,3 +98,21 @@ def test_a_backend_registered_at_run_time_needs_no_other_change() -> None:
     finally:
         BACKENDS.remove("second-local")
     assert "second-local" not in backend_choices()
+
+
+def test_allow_modules_are_dotted_names_and_reach_the_policy_only_when_given() -> None:
+    assert SandboxOptions(allow_modules=["sympy", "mpmath.libmp"]).allow_modules == ("sympy", "mpmath.libmp")
+    assert SandboxOptions(allow_modules="sympy").to_dict()["allow_modules"] == ["sympy"]
+    for bad in (["os;rm"], [""], [3], "a b"):
+        with pytest.raises(OptionsError, match="allow_modules must be dotted module names"):
+            SandboxOptions(allow_modules=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("allowed", [(), ("sympy",)])
+def test_a_local_sandbox_imports_sympy_only_when_allowed(allowed: tuple[str, ...]) -> None:
+    with Sandbox(SandboxOptions(backend="local", allow_modules=allowed)) as sandbox:
+        result = sandbox.execute("import sympy\nprint(sympy.Integer(2) ** 10)")
+    if allowed:
+        assert result.status == "ok" and result.stdout.strip() == "1024"
+    else:
+        assert result.status == "error" and result.error is not None and "sympy" in result.error.evalue
