@@ -20,7 +20,7 @@ from typing import Any, Literal
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
-from pixelbox.contract.wire import CONNECTION_FILE, READY_FILE, kind_of
+from pixelbox.contract.wire import CONNECTION_FILE, KINDS, READY_FILE, RECORD_MSG_TYPE, kind_of
 from pixelbox.runtime.errors import KernelStartError, WorkspacePathError
 from pixelbox.runtime.execution import ErrorInfo, Output
 from pixelbox.runtime.outputs import CappedText, capped, save_bundle, strip_ansi
@@ -101,40 +101,55 @@ class Collected:
     malformed: int = 0
     """Messages from the kernel that did not deserialise or did not have a message's shape (dropped)."""
 
-    def add_bundle(self, msg_type: str, content: dict[str, Any]) -> None:
-        """File a display/result bundle: pixelbox records apart, ordinary outputs capped."""
-        data = content.get("data") or {}
-        kinds = [kind_of(mime) for mime in data]
-        if data and all(kinds):
-            for mime, kind in zip(data, kinds, strict=False):
-                payload = data[mime]
-                batch = payload if isinstance(payload, list) else [payload]
-                self.records.setdefault(str(kind), []).extend(p for p in batch if isinstance(p, dict))
+    forged: list[str] = field(default_factory=list)
+    """What the cell sent that looked like records but did not come on the record channel."""
+
+    def add_records(self, content: dict[str, Any]) -> None:
+        """File one message of the record side channel (the kernel's own message type)."""
+        kind, batch = content.get("kind"), content.get("records")
+        if kind not in KINDS or not isinstance(batch, list):
+            self.forged.append(f"a malformed record message ({str(kind)[:40]!r}) was ignored")
             return
+        self.records.setdefault(str(kind), []).extend(p for p in batch if isinstance(p, dict))
+
+    def add_bundle(self, msg_type: str, content: dict[str, Any]) -> None:
+        """File a display/result bundle as an output (capped); pixelbox MIME types in it are
+        a cell passing output off as records: dropped and reported, never filed as records."""
+        data = content.get("data") or {}
+        forged = [mime for mime in data if kind_of(str(mime)) is not None]
+        if forged:
+            self.forged.append(f"the cell displayed pixelbox record types {sorted(map(str, forged))[:4]}")
+            data = {mime: value for mime, value in data.items() if mime not in forged}
+            if not data:
+                return
+            content = {**content, "data": data}
         if len(self.outputs) >= self.max_outputs:
             self.outputs_dropped += 1
             return
         stem = f"exec{self.index:04d}_out{len(self.outputs):03d}"
         self.outputs.append(save_bundle(msg_type, content, self.out_dir, stem))
 
-    def handle(self, msg: dict[str, Any]) -> bool:
-        """Apply one iopub message; return True when the kernel went idle for this request.
+    def handle(self, msg: dict[str, Any]) -> None:
+        """Apply one iopub message of this request.
 
         Every field comes from the kernel, so a message of the wrong shape is counted and
-        dropped here rather than raising out of ``execute``.
+        dropped here rather than raising out of ``execute``. ``status`` messages are ignored: a
+        cell can publish an ``idle`` of its own, so when the request is done is decided by
+        :meth:`KernelChannel.collect` from the host's own marker.
         """
         try:
-            return self._apply(msg)
+            self._apply(msg)
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
             self.malformed += 1
-            return False
 
-    def _apply(self, msg: dict[str, Any]) -> bool:
+    def _apply(self, msg: dict[str, Any]) -> None:
         msg_type = msg["header"]["msg_type"]
         content = msg["content"]
         if msg_type == "stream":
             sink = self.stderr if content.get("name") == "stderr" else self.stdout
             sink.write(content.get("text", ""))
+        elif msg_type == RECORD_MSG_TYPE:
+            self.add_records(content)
         elif msg_type in ("display_data", "execute_result", "update_display_data"):
             self.add_bundle(msg_type, content)
         elif msg_type == "error":
@@ -145,15 +160,17 @@ class Collected:
             self.execution_count = content.get("execution_count")
         elif msg_type == "clear_output" and not content.get("wait"):
             self.outputs.clear()
-        elif msg_type == "status":
-            return bool(content.get("execution_state") == "idle")
-        return False
+
+
+def _is_idle(msg: dict[str, Any]) -> bool:
+    return bool(msg.get("header", {}).get("msg_type") == "status" and msg.get("content", {}).get("execution_state") == "idle")
 
 
 class KernelChannel:
     """A connected client for one kernel. Not thread-safe: one sandbox, one caller at a time."""
 
     def __init__(self, connection: dict[str, Any]) -> None:
+        self._markers: dict[str, str] = {}
         self.client = BlockingKernelClient()
         self.client.load_connection_info(connection)  # type: ignore[arg-type]
         self.client.start_channels(hb=False)
@@ -185,7 +202,14 @@ class KernelChannel:
         return msg if msg is not None and msg["parent_header"].get("msg_id") == msg_id else None
 
     def send_execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
-        """Send an execute request without waiting; return its message id."""
+        """Send an execute request, and the host's end-of-request marker behind it; return its id.
+
+        The marker is a ``comm_info_request`` sent right after the execute request on the same
+        shell socket. The kernel handles shell requests one after the other and publishes on one
+        iopub socket in order, so the marker's own ``idle`` arrives after everything the execute
+        request published: that, not any ``idle`` a cell could publish itself, ends collection.
+        The marker's id is random and made by the host after the cell was sent.
+        """
         content = {
             "code": code,
             "silent": False,
@@ -196,10 +220,16 @@ class KernelChannel:
         }
         msg = self.client.session.msg("execute_request", content, metadata=metadata or {})
         self.client.shell_channel.send(msg)
-        return str(msg["header"]["msg_id"])
+        marker = self.client.session.msg("comm_info_request", {})
+        self.client.shell_channel.send(marker)
+        msg_id = str(msg["header"]["msg_id"])
+        self._markers = {msg_id: str(marker["header"]["msg_id"])}
+        return msg_id
 
     def collect(self, msg_id: str, into: Collected, until: float, alive: Callable[[], bool]) -> RunEnd:
-        """Feed iopub messages of ``msg_id`` into ``into`` until idle, the deadline, or death."""
+        """Feed iopub messages of ``msg_id`` into ``into`` until the host's marker comes back idle,
+        the deadline, or death."""
+        marker = self._markers.get(msg_id)
         while True:
             remaining = until - time.monotonic()
             if remaining <= 0:
@@ -209,9 +239,10 @@ class KernelChannel:
                 if not alive():
                     return "dead"
                 continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if into.handle(msg):
+            parent = msg["parent_header"].get("msg_id")
+            if parent == msg_id:
+                into.handle(msg)
+            elif parent == marker and marker is not None and _is_idle(msg):
                 self._drain_shell()
                 return "idle"
 

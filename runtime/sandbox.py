@@ -438,6 +438,9 @@ class Sandbox:
                 "messages (bad signature, unreadable body or wrong shape) and were dropped"
             )
             tampered = True
+        if collected.forged:
+            notices.extend(f"trace integrity: {what}; not filed as records" for what in collected.forged)
+            tampered = True
         artifacts = self._ingest(records.get("artifact", []), index, notices)
         return Execution(
             index=index,

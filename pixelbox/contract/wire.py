@@ -27,10 +27,18 @@ ORIGINAL_SOURCE_METADATA_KEY = "pixelbox.original"
 EXEC_METADATA_KEY = "pixelbox.exec"
 """Execute-request metadata: the host's execution index, so events number like results."""
 
+RECORD_MSG_TYPE = "pixelbox_record"
+"""The iopub message type of the record side channel: content ``{"kind": KIND, "records": [...]}``.
+
+Records travel on a message type of their own, sent by the kernel's session, never as a display
+bundle: whatever a cell displays (``display``, ``_repr_mimebundle_``, an ``execute_result``) is an
+output, never a record."""
+KINDS = ("artifact", "event", "normalization", "notice")
+"""Kinds of records the kernel sends on the side channel."""
 MIME_PREFIX = "application/vnd.pixelbox."
 MIME_SUFFIX = "+json"
-KINDS = ("artifact", "event", "normalization", "notice")
-"""Kinds of records the kernel sends on the side channel (``display_data`` on iopub)."""
+"""Display MIME types that name pixelbox records (the side channel of protocol 3 and before): a
+bundle carrying one now is a cell trying to pass output off as records, and the host says so."""
 
 ADD_IMAGE = "add_image"
 """Internal tool the harness uses to put a downloaded image (already uploaded to the workspace) in the list."""
@@ -54,6 +62,36 @@ def kind_of(mime: str) -> str | None:
     if mime.startswith(MIME_PREFIX) and mime.endswith(MIME_SUFFIX):
         return mime[len(MIME_PREFIX) : -len(MIME_SUFFIX)]
     return None
+
+
+def json_safe(value: object, depth: int = 0) -> object:
+    """``value`` as JSON any reader accepts: no NaN or Infinity (they become ``None``), no lone
+    surrogates (U+FFFD instead), string keys, and nesting cut at 64 levels.
+
+    The kernel packs every record through this, so one odd value in one event cannot make the
+    packer raise and lose the whole batch with the integrity notice behind it.
+    """
+    if isinstance(value, str):
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value) if _has_surrogate(value) else value
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if depth >= 64:
+        return None
+    if isinstance(value, dict):
+        return {str(json_safe(k, depth + 1)): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v, depth + 1) for v in value]
+    return json_safe(str(value), depth + 1)
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def tool_cell(name: str, arguments_json: str) -> str:

@@ -20,7 +20,7 @@ from PIL import Image
 from pixelbox import __version__
 from pixelbox.contract.config import KernelConfig
 from pixelbox.contract.tools import TOOL_SPECS, ToolError, check_arguments, function_schema, parse_call
-from pixelbox.contract.wire import kind_of
+from pixelbox.contract.wire import RECORD_MSG_TYPE
 from pixelbox.kernel import KERNEL_PROTOCOL
 from pixelbox.runtime.profiles import PROFILES
 from pixelbox.tracer import ORIGINAL_SOURCE_METADATA_KEY, instrument
@@ -56,13 +56,8 @@ class Kernel:
                 continue
             if out["msg_type"] == "stream" and out["content"]["name"] == "stdout":
                 stdout += out["content"]["text"]
-            if out["msg_type"] == "display_data":
-                for mime, payload in out["content"]["data"].items():
-                    kind = kind_of(mime)
-                    if kind == "event":
-                        records.setdefault(kind, []).extend(payload)
-                    elif kind is not None:
-                        records.setdefault(kind, []).append(payload)
+            if out["msg_type"] == RECORD_MSG_TYPE:
+                records.setdefault(out["content"]["kind"], []).extend(out["content"]["records"])
             if out["msg_type"] == "status" and out["content"]["execution_state"] == "idle":
                 break
         reply = self.client.get_shell_msg(timeout=60)

@@ -17,7 +17,7 @@ from kernel_process import running_kernel
 
 from pixelbox import __version__
 from pixelbox.contract.config import KernelConfig
-from pixelbox.contract.wire import kind_of
+from pixelbox.contract.wire import RECORD_MSG_TYPE
 from pixelbox.kernel import KERNEL_PROTOCOL
 from pixelbox.tracer import ORIGINAL_SOURCE_METADATA_KEY, instrument
 
@@ -52,11 +52,9 @@ def execute(kc: BlockingKernelClient, source: str) -> tuple[dict[str, Any], dict
         out = kc.get_iopub_msg(timeout=60)
         if out["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
             continue
-        if out["msg_type"] == "display_data":
-            for mime, payload in out["content"]["data"].items():
-                kind = kind_of(mime)
-                if kind is not None:
-                    records.setdefault(kind, []).append(payload)
+        if out["msg_type"] == RECORD_MSG_TYPE:
+            kind, batch = out["content"]["kind"], out["content"]["records"]
+            records.setdefault(kind, []).append(batch if kind == "event" else batch[0])
         if out["msg_type"] == "status" and out["content"]["execution_state"] == "idle":
             break
     reply = kc.get_shell_msg(timeout=60)

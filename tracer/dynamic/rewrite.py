@@ -25,6 +25,7 @@ import ast
 import io
 import re
 import tokenize
+import unicodedata
 from dataclasses import dataclass
 
 from pixelbox.contract.wire import RECORDER_NAME
@@ -325,9 +326,38 @@ def rewrite(source: str) -> tuple[str, list[int]]:
 
 
 def reserved_uses(source: str) -> list[str]:
-    """Describe each line that names a reserved ``__pbx*`` identifier (in code, strings or comments)."""
-    problems = []
+    """Describe each line that names a reserved ``__pbx*`` identifier, under any spelling.
+
+    Python NFKC-normalizes identifiers, so ``__ｐbx__`` (a fullwidth letter) *is* ``__pbx__`` to
+    the interpreter: the check reads every identifier and string of the parsed tree (whose names
+    the parser has already normalized), and the NFKC form of every line for what the tree does not
+    hold (comments, IPython magics, cells that do not parse).
+    """
+    lines: set[int] = set()
     for number, line in enumerate(source.splitlines(), start=1):
-        if RESERVED_PREFIX in line:
-            problems.append(f"line {number}: names beginning with {RESERVED_PREFIX!r} are reserved for pixelbox")
-    return problems
+        if _names_reserved(line):
+            lines.add(number)
+    try:
+        tree = ast.parse(mask_magics(source)[0])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is not None:
+        lines.update(_reserved_in_tree(tree))
+    return [f"line {n}: names beginning with {RESERVED_PREFIX!r} are reserved for pixelbox" for n in sorted(lines)]
+
+
+def _names_reserved(text: str) -> bool:
+    return RESERVED_PREFIX in text or RESERVED_PREFIX in unicodedata.normalize("NFKC", text)
+
+
+def _reserved_in_tree(tree: ast.AST) -> set[int]:
+    """Lines of nodes whose identifier or string fields name the reserved prefix once normalized."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        for _, value in ast.iter_fields(node):
+            texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(
+                value, list
+            ) else []
+            if any(_names_reserved(text) for text in texts):
+                found.add(getattr(node, "lineno", 1))
+    return found

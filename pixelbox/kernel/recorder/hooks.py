@@ -5,8 +5,9 @@
 - the shell's compiler cache is wrapped so the cell's ``linecache`` entry holds the original
   lines (same count, same numbers), so tracebacks and warnings quote the agent's code;
 - a traceback filter (:mod:`pixelbox.kernel.tracebacks`) unlinks the recorder's own frames;
-- ``post_run_cell`` re-binds ``__pbx__`` if the cell removed it (marking the execution tampered)
-  and publishes the execution's events as one batch on the pixelbox channel.
+- ``post_run_cell`` re-binds ``__pbx__`` if the cell removed it (marking the execution tampered),
+  publishes any integrity problems, then the execution's events as one batch on the pixelbox
+  channel (a batch that cannot be sent becomes one more integrity problem).
 """
 
 from __future__ import annotations
@@ -77,10 +78,16 @@ class ShellHooks:
         events = self.recorder.end()
         problems = list(self.recorder.problems) + self._integrity()
         self.last_batch, self.last_problems = list(events), problems
+        if problems:  # first, so that nothing about the events can keep it from the host
+            self._notify(problems)
         if events:
-            self.publish("event", events)
-        if problems:
-            self.publish("notice", {"kind": "trace_integrity", "exec": self.recorder.exec_index, "problems": problems})
+            try:
+                self.publish("event", events)
+            except Exception as exc:  # never lose the news with the batch
+                self._notify([f"the execution's {len(events)} event(s) could not be sent: {type(exc).__name__}"])
+
+    def _notify(self, problems: list[str]) -> None:
+        self.publish("notice", {"kind": "trace_integrity", "exec": self.recorder.exec_index, "problems": problems})
 
     def set_original(self, source: str | None) -> None:
         """Provide the agent's source for the next cell (tests, or hosts without metadata)."""
