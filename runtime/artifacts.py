@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
@@ -45,12 +46,62 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 )
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
 _PNG_END = b"IEND\xaeB`\x82"
 """The last 8 bytes of every complete PNG: a cheap truncation check instead of a full CRC pass."""
 
 
 class ArtifactRejected(Exception):
-    """An announced artifact failed a host-side check; the message says which and why."""
+    """An announced artifact failed a host-side check; the message says which and why.
+
+    ``forged`` is True when the record itself cannot be the kernel's honest account (a number
+    out of sequence, bytes that changed after capture, no digest): the execution is then flagged
+    ``tampered``, not just told that an image was left out.
+    """
+
+    def __init__(self, message: str, *, forged: bool = False) -> None:
+        super().__init__(message)
+        self.forged = forged
+
+
+MAX_INDEX_AHEAD = 1000
+"""How far past the next expected number an artifact's index may jump. The kernel skips a number
+only for a name already taken in the artifact directory (or an earlier kernel's file it adopts),
+so a bigger jump is a record the kernel's store did not make."""
+
+
+@dataclass
+class Numbering:
+    """The host's own account of artifact numbers: each must be new, after the last one, and
+    plausible; a profile that names artifacts by number must name this one by its number.
+
+    Index ``first`` and up are artifacts (below it are the task's inputs: image 0 for most
+    profiles); an index at or below the last admitted one is a duplicate.
+    """
+
+    first: int
+    stems: tuple[str, ...] = ()
+    """Name prefixes a numbering profile gives image N (``transformed_image_`` -> ``..._N.png``)."""
+    next: int | None = None
+
+    def claim(self, record: dict[str, Any]) -> int:
+        """Check ``record``'s index and name and take the number; raise :class:`ArtifactRejected`."""
+        index, expected = record.get("index"), self.first if self.next is None else self.next
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise ArtifactRejected(f"artifact record has no integer index ({type(index).__name__})", forged=True)
+        if index < expected:
+            taken = "an input's number" if index < self.first else "a number already used"
+            raise ArtifactRejected(f"artifact record claims index {index}, {taken} (next is {expected})", forged=True)
+        if index > expected + MAX_INDEX_AHEAD:
+            raise ArtifactRejected(f"artifact record claims index {index}, far past the next ({expected})", forged=True)
+        name = PurePosixPath(str(record.get("relpath", ""))).name
+        if self.stems and not any(
+            re.fullmatch(re.escape(stem) + f"{index}" + r"\.[A-Za-z0-9]+", name) for stem in self.stems
+        ):
+            raise ArtifactRejected(f"artifact {index} is named {name[:80]!r}, not by its number", forged=True)
+        self.next = index + 1
+        return index
 
 
 @dataclass(frozen=True)
@@ -143,20 +194,19 @@ def ingest_artifact(
     decompression bomb, or no longer matches the digest the kernel announced.
     """
     relpath = _relpath(record)
-    data, info = _read_regular(workspace_host_dir, relpath, max_bytes)
+    data, _ = _read_regular(workspace_host_dir, relpath, max_bytes)
     sha256 = hashlib.sha256(data).hexdigest()
-    announced = (record.get("sha256"), record.get("bytes"), record.get("mtime_ns"))
-    if (
-        announced[0] not in (None, sha256)
-        or announced[1] not in (None, len(data))
-        or announced[2]
-        not in (
-            None,
-            info.st_mtime_ns,
+    announced = record.get("sha256")
+    digest = isinstance(announced, str) and _SHA256.fullmatch(announced) is not None
+    if digest and announced != sha256:
+        raise ArtifactRejected(
+            f"artifact {relpath!r} changed after the kernel captured it (its sha256 is not the one announced "
+            "at capture); it was not admitted",
+            forged=True,
         )
-    ):
-        raise ArtifactRejected(f"artifact {relpath!r} changed after the kernel captured it; it was not admitted")
     width, height, mode, fmt = inspect_image(data, relpath, max_pixels=max_pixels)
+    if not digest:
+        raise ArtifactRejected(f"artifact record for {relpath!r} carries no sha256 of the captured bytes", forged=True)
     try:
         return Artifact(
             index=int(record["index"]),

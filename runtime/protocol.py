@@ -163,7 +163,9 @@ class Collected:
 
 
 def _is_idle(msg: dict[str, Any]) -> bool:
-    return bool(msg.get("header", {}).get("msg_type") == "status" and msg.get("content", {}).get("execution_state") == "idle")
+    return bool(
+        msg.get("header", {}).get("msg_type") == "status" and msg.get("content", {}).get("execution_state") == "idle"
+    )
 
 
 class KernelChannel:

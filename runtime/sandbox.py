@@ -22,7 +22,7 @@ from pixelbox.contract.wire import (
     tool_cell,
 )
 from pixelbox.runtime import live
-from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, ingest_artifact
+from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, Numbering, ingest_artifact
 from pixelbox.runtime.audits import AuditLog
 from pixelbox.runtime.backends import choose_backend
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
@@ -441,7 +441,7 @@ class Sandbox:
         if collected.forged:
             notices.extend(f"trace integrity: {what}; not filed as records" for what in collected.forged)
             tampered = True
-        artifacts = self._ingest(records.get("artifact", []), index, notices)
+        artifacts, forged = self._ingest(records.get("artifact", []), index, notices)
         return Execution(
             index=index,
             status=status,
@@ -458,23 +458,35 @@ class Sandbox:
             events=self._valid_events(records.get("event", []), notices),
             normalizations=records.get("normalization", []),
             notices=notices,
-            tampered=tampered,
+            tampered=tampered or forged,
         )
 
-    def _ingest(self, announced: list[dict[str, Any]], index: int, notices: list[str]) -> list[dict[str, Any]]:
-        """Admit the kernel's artifacts only after the host's own checks (no links, real images)."""
+    def _ingest(
+        self, announced: list[dict[str, Any]], index: int, notices: list[str]
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Admit the kernel's artifacts only after the host's own checks (numbering, digest, no
+        links, real images); also say whether a record was forged (the execution is then tampered)."""
         admitted: list[dict[str, Any]] = []
+        forged = False
         max_pixels = int(dict(self.options.io.get("limits") or {}).get("max_pixels_per_image", MAX_PIXELS))
+        numbering = self._numbering()
         for record in announced:
-            with contextlib.suppress(TypeError, ValueError):
-                self._next_artifact = max(self._next_artifact or 0, int(record.get("index", -1)) + 1)
             try:
+                numbering.claim(record)
                 artifact = ingest_artifact(record, self.layout.work, max_pixels=max_pixels).to_json()
                 artifact["exec_index"] = index
                 admitted.append(artifact)
             except ArtifactRejected as exc:
                 notices.append(f"artifact rejected: {exc}")
-        return admitted
+                forged = forged or exc.forged
+        self._next_artifact = numbering.next
+        return admitted, forged
+
+    def _numbering(self) -> Numbering:
+        """The artifact numbers this sandbox's profile gives, continuing from the last one taken."""
+        spec = profile_spec(self.options.io.get("profile", DEFAULT_PROFILE))
+        stems = tuple(stem for stem in (spec.stem, spec.download_stem) if stem) if spec.stem else ()
+        return Numbering(spec.first_index, stems, self._next_artifact)
 
     def _valid_events(self, batch: list[dict[str, Any]], notices: list[str]) -> list[dict[str, Any]]:
         """Events that follow the schema, renumbered into this sandbox's own sequence.

@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import math
 import sys
 import tokenize
 from pathlib import Path
 from typing import Any
 
 from pixelbox.cli.command import Command, add_backend_arguments, add_profile_argument
+from pixelbox.contract.wire import json_safe
 from pixelbox.runtime import Execution, Sandbox
 from pixelbox.runtime.options import DEFAULT_TIMEOUT_S
 
@@ -160,25 +160,10 @@ def run(args: argparse.Namespace) -> int:
             record = cell_record(path, result)
             failed = failed or record["status"] != "ok"
             if args.json:
-                print(json.dumps(finite(record), allow_nan=False), flush=True)
+                print(json.dumps(json_safe(record), allow_nan=False), flush=True)
             else:
                 print_human(record)
     return 1 if failed else 0
-
-
-def finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite number as ``null``, so ``--json`` prints strict JSON.
-
-    Parameters a cell passes (``np.inf`` as a clip bound, say) reach events as they are, and
-    ``json.dumps`` would print ``Infinity``, which no strict JSON reader accepts.
-    """
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(item) for item in value]
-    return value
 
 
 COMMANDS = (Command("trace", "run cells in one sandbox and print the operations that executed", add_arguments, run),)

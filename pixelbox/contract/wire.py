@@ -8,6 +8,7 @@ Everything here is data both sides must agree on byte for byte; change it only t
 from __future__ import annotations
 
 import json
+import math
 
 KERNEL_PROTOCOL = 4
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
@@ -65,33 +66,39 @@ def kind_of(mime: str) -> str | None:
 
 
 def json_safe(value: object, depth: int = 0) -> object:
-    """``value`` as JSON any reader accepts: no NaN or Infinity (they become ``None``), no lone
-    surrogates (U+FFFD instead), string keys, and nesting cut at 64 levels.
+    """``value`` as JSON any strict reader accepts: NaN and infinities become ``None``, lone
+    surrogates U+FFFD, keys strings, tuples lists, other objects their ``str``; nesting is cut
+    at :data:`JSON_SAFE_DEPTH` levels.
 
     The kernel packs every record through this, so one odd value in one event cannot make the
-    packer raise and lose the whole batch with the integrity notice behind it.
+    packer raise and lose the whole batch with the integrity notice behind it; ``pixelbox trace
+    --json`` prints through it, so its output is always strict JSON.
     """
     if isinstance(value, str):
-        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value) if _has_surrogate(value) else value
+        return _without_surrogates(value)
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    if depth >= 64:
+        return value if math.isfinite(value) else None
+    if depth >= JSON_SAFE_DEPTH:
         return None
     if isinstance(value, dict):
-        return {str(json_safe(k, depth + 1)): json_safe(v, depth + 1) for k, v in value.items()}
+        return {str(json_safe(key, depth + 1)): json_safe(item, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [json_safe(v, depth + 1) for v in value]
+        return [json_safe(item, depth + 1) for item in value]
     return json_safe(str(value), depth + 1)
 
 
-def _has_surrogate(text: str) -> bool:
+JSON_SAFE_DEPTH = 64
+"""Nesting :func:`json_safe` keeps (records are a few levels deep; deeper is a cell's doing)."""
+
+
+def _without_surrogates(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return True
-    return False
+        return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+    return text
 
 
 def tool_cell(name: str, arguments_json: str) -> str:

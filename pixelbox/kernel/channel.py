@@ -21,7 +21,6 @@ def publish(kind: str, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
     """Send one record (or a batch) of ``kind`` to the host, in order with other output."""
     if kind not in KINDS:
         raise ValueError(f"unknown pixelbox channel kind {kind!r}; expected one of {KINDS}")
-    records = json_safe(payload if isinstance(payload, list) else [payload])
     from IPython.core.getipython import get_ipython
 
     shell = get_ipython()
@@ -31,10 +30,11 @@ def publish(kind: str, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
     if session is None or socket is None:  # an in-process shell (tests): no host to talk to
         from IPython.display import publish_display_data
 
-        publish_display_data({mime_for(kind): records})
+        publish_display_data({mime_for(kind): json_safe(payload)})
         return
     for stream in (sys.stdout, sys.stderr):  # keep records in order with the text before them
         stream.flush()
+    records = json_safe(payload if isinstance(payload, list) else [payload])
     parent = getattr(display_pub, "parent_header", {})
     msg = session.msg(RECORD_MSG_TYPE, {"kind": kind, "records": records}, parent=parent)
     session.send(socket, msg, ident=RECORD_MSG_TYPE.encode())

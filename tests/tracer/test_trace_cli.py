@@ -10,7 +10,7 @@ from typing import Any
 
 from PIL import Image
 
-from pixelbox.cli.trace import finite
+from pixelbox.contract.wire import json_safe
 from tests.conftest import require_backend
 
 CELL_1 = """\
@@ -146,9 +146,8 @@ parent = k.get_parent()
 event = {"v": 1, "seq": 0, "exec": 1, "op": "io", "status": "ok", "api": "forged", "src": None, "inputs": [],
          "output": "img:9", "params": {"x": float("inf"), "y": float("nan")}, "artifact": None, "error": None,
          "t_ms": 1.0}
-mime = "application/vnd.pixelbox.event+json"
-content = json.dumps({"data": {mime: [event]}, "metadata": {}, "transient": {}}).encode()
-body = [s.pack(s.msg_header("display_data")), s.pack(parent["header"]), b"{}", content]
+content = json.dumps({"kind": "event", "records": [event]}).encode()
+body = [s.pack(s.msg_header("pixelbox_record")), s.pack(parent["header"]), b"{}", content]
 k.iopub_socket.send_multipart([b"<IDS|MSG>", s.sign(body), *body])
 print("sent")
 """
@@ -181,7 +180,7 @@ def test_json_output_is_strict_json_even_with_forged_non_finite_numbers(tmp_path
     assert len(lines) == 3, done.stderr
     forged = strict(lines[2])
     assert forged["stdout"] == "sent\n", forged
-    assert finite({"a": [float("inf"), {"b": float("-inf"), "c": float("nan")}], "d": 1.5}) == {
+    assert json_safe({"a": [float("inf"), {"b": float("-inf"), "c": float("nan")}], "d": 1.5}) == {
         "a": [None, {"b": None, "c": None}],
         "d": 1.5,
     }

@@ -328,7 +328,7 @@ def rewrite(source: str) -> tuple[str, list[int]]:
 def reserved_uses(source: str) -> list[str]:
     """Describe each line that names a reserved ``__pbx*`` identifier, under any spelling.
 
-    Python NFKC-normalizes identifiers, so ``__ｐbx__`` (a fullwidth letter) *is* ``__pbx__`` to
+    Python NFKC-normalizes identifiers, so ``__\\uff50bx__`` (a fullwidth p) *is* ``__pbx__`` to
     the interpreter: the check reads every identifier and string of the parsed tree (whose names
     the parser has already normalized), and the NFKC form of every line for what the tree does not
     hold (comments, IPython magics, cells that do not parse).
@@ -355,9 +355,13 @@ def _reserved_in_tree(tree: ast.AST) -> set[int]:
     found: set[int] = set()
     for node in ast.walk(tree):
         for _, value in ast.iter_fields(node):
-            texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(
-                value, list
-            ) else []
+            texts = (
+                [value]
+                if isinstance(value, str)
+                else [v for v in value if isinstance(v, str)]
+                if isinstance(value, list)
+                else []
+            )
             if any(_names_reserved(text) for text in texts):
                 found.add(getattr(node, "lineno", 1))
     return found

@@ -1,12 +1,14 @@
-"""What the kernel states about an image file it captured: size, mtime, dimensions, mode, format.
+"""What the kernel states about an image file it captured: sha256, size, mtime, dimensions, mode, format.
 
-The kernel does not hash: the host must re-read and hash every artifact anyway (it never trusts
-the kernel), so hashing twice would double the cost of a capture. Size and modification time
-let the host notice a file changed after capture.
+The kernel hashes the bytes it captured, at capture: the host re-reads and hashes every
+artifact anyway (it never trusts the kernel's other facts), and refuses one whose bytes no
+longer have the announced digest. Size and mtime alone would let a cell rewrite a captured file
+with bytes of the same length and restore its mtime.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +21,7 @@ from pixelbox.kernel.imageio.errors import NotAnImageError
 class ImageFacts:
     """Facts read back from the bytes on disk, never from the object the code passed."""
 
+    sha256: str
     size_bytes: int
     mtime_ns: int
     width: int
@@ -28,17 +31,30 @@ class ImageFacts:
 
 
 def read_facts(path: str) -> ImageFacts:
-    """Read the file's size, mtime and image header (pixels are not decoded)."""
+    """Read the file's digest, size, mtime and image header (pixels are not decoded)."""
     from PIL import Image
 
     info = os.stat(path)
+    digest = _sha256(path)
     try:
         with Image.open(path) as image:
             width, height = image.size
             mode, fmt = image.mode, image.format or "UNKNOWN"
     except (Image.UnidentifiedImageError, OSError, SyntaxError) as exc:
         raise NotAnImageError(f"the file written at {path!r} is not a readable image ({exc})") from exc
-    return ImageFacts(info.st_size, info.st_mtime_ns, width, height, mode, fmt)
+    return ImageFacts(digest, info.st_size, info.st_mtime_ns, width, height, mode, fmt)
+
+
+def _sha256(path: str) -> str:
+    """The file's sha256, read with ``os`` calls (``open`` is patched by the image I/O layer)."""
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
 
 
 def pixel_count(obj: Any) -> int | None:

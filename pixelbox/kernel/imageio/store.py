@@ -229,7 +229,7 @@ class ArtifactStore:
             "name": os.path.basename(path),
             "path": path,
             "relpath": os.path.relpath(path, self.settings.workspace).replace(os.sep, "/"),
-            "sha256": None,
+            "sha256": facts.sha256,
             "bytes": facts.size_bytes,
             "mtime_ns": facts.mtime_ns,
             "width": facts.width,

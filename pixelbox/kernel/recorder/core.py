@@ -55,6 +55,7 @@ class Recorder:
         "_pending_artifacts",
         "_plain",
         "_root_paths",
+        "_seals",
         "_tools",
         "cell_files",
         "dropped",
@@ -80,6 +81,9 @@ class Recorder:
         self.exec_index = -1
         self.seq = 0
         self.events: list[dict[str, Any]] = []
+        self._seals: list[str] = []
+        """One fingerprint per recorded event, kept apart from ``events``, so an event appended,
+        edited or removed by anything but the recorder is noticed when the execution ends."""
         self.problems: list[str] = []
         self.internal_errors = 0
         self._pending_artifacts: dict[str, Any] = {}
@@ -94,6 +98,7 @@ class Recorder:
         """Start a new execution; returns its index."""
         self.exec_index += 1
         self.events = []
+        self._seals = []
         self.problems = []
         self.internal_errors = 0
         self.dropped = 0
@@ -105,6 +110,7 @@ class Recorder:
         for label, artifact in self._pending_artifacts.items():
             self._append(self._event("io", "pixelbox.capture", None, [label], None, {"action": "capture"}, artifact))
         self._pending_artifacts = {}
+        self.problems.extend(self._unsealed())
         self.problems.extend(self.table.replaced())
         if self.internal_errors:
             self.problems.append(f"the recorder failed to describe {self.internal_errors} call(s)")
@@ -113,6 +119,18 @@ class Recorder:
                 f"{self.dropped} event(s) beyond the cap of {self.max_events} per execution were dropped"
             )
         return self.events
+
+    def _unsealed(self) -> list[str]:
+        """Say so when ``events`` is not exactly what the recorder recorded (see ``_seals``)."""
+        events = self.events
+        if type(events) is not list:
+            self.events = []
+            return ["the recorder's event list was replaced; the execution's events were dropped"]
+        if len(events) != len(self._seals):
+            return ["events were added to or removed from the execution's trace outside the recorder"]
+        if any(_seal(event) != seal for event, seal in zip(events, self._seals, strict=True)):
+            return ["the execution's events were edited outside the recorder"]
+        return []
 
     # -- called by instrumented code ---------------------------------------------------------
     def c(self, fn: Any, line: int, col: int, cell: Any = _CALLER) -> Any:
@@ -264,6 +282,9 @@ class Recorder:
     def register_root(self, obj_or_path: Any, key: str | int) -> str:
         """Declare a task input: an image object, or a path whose loads descend from ``input:K``."""
         label = key if isinstance(key, str) and ":" in key else f"input:{key}"
+        if sys._getframe(1).f_code.co_filename in self.cell_files:
+            self.problems.append(f"the cell itself declared an image as {label}; it was not registered")
+            return label
         if is_image(obj_or_path):
             self.registry.root(obj_or_path, label)
         else:
@@ -276,7 +297,7 @@ class Recorder:
             label = self.registry.ensure(obj_or_path)
             for event in reversed(self.events):
                 if event["op"] == "io" and event["inputs"] == [label] and event["artifact"] is None:
-                    event["artifact"] = artifact
+                    self._reseal(event, artifact)
                     return
             self._pending_artifacts[label] = artifact
             return
@@ -284,7 +305,7 @@ class Recorder:
         for event in reversed(self.events):
             saved = event["params"].get("path")
             if event["op"] == "io" and saved is not None and _real(saved) == path and event["artifact"] is None:
-                event["artifact"] = artifact
+                self._reseal(event, artifact)
                 return
         self._artifacts_by_path[path] = artifact
 
@@ -489,6 +510,16 @@ class Recorder:
         event["seq"] = self.seq
         self.seq += 1
         self.events.append(event)
+        self._seals.append(_seal(event))
+
+    def _reseal(self, event: dict[str, Any], artifact: Any) -> None:
+        """Attach ``artifact`` to a recorded event, keeping its seal true (edits by others stay visible)."""
+        stale = _seal(event)
+        event["artifact"] = artifact
+        for position, seal in enumerate(self._seals):
+            if seal == stale:
+                self._seals[position] = _seal(event)
+                return
 
     def _record_call(
         self,
@@ -582,6 +613,14 @@ def _methodcaller_parts(fn: methodcaller) -> tuple[str, tuple[Any, ...], dict[st
     except Exception:
         return None
     return None
+
+
+def _seal(event: Any) -> str:
+    """An event's fingerprint: its full ``repr`` (events hold plain data, so equal repr is equal content)."""
+    try:
+        return repr(event)
+    except Exception:  # an object planted in an event can make repr fail: that is a changed event
+        return "<unrepresentable>"
 
 
 def _moved(before: tuple[float, ...], after: tuple[float, ...]) -> bool:
