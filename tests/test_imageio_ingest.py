@@ -11,7 +11,7 @@ import pytest
 from imageio_shell import layer_shell, task_image
 from PIL import Image
 
-from pixelbox.runtime.artifacts import Artifact, ArtifactRejected, ingest_artifact
+from pixelbox.runtime.artifacts import MAX_INDEX_AHEAD, Artifact, ArtifactRejected, Numbering, ingest_artifact
 
 SECRET = "host-secret-4f2a"
 
@@ -122,3 +122,25 @@ def _record(relpath: Any) -> dict[str, Any]:
         "exec": 1,
         "line": 1,
     }
+
+
+def test_numbering_refuses_inputs_duplicates_jumps_and_off_profile_names() -> None:
+    """The host's own account of artifact numbers: index ``first`` and up, each after the last,
+    at most ``MAX_INDEX_AHEAD`` past it, named by its number under a numbering profile; a refused
+    record never moves the numbering on."""
+    numbering = Numbering(1, ("transformed_image_",))
+    assert numbering.claim({"index": 1, "relpath": "out/transformed_image_1.png"}) == 1
+    refused = {
+        "an input's number": {"index": 0, "relpath": "transformed_image_0.png"},
+        "a number already used": {"index": 1, "relpath": "transformed_image_1.png"},
+        "far past the next": {"index": 3 + MAX_INDEX_AHEAD, "relpath": f"transformed_image_{3 + MAX_INDEX_AHEAD}.png"},
+        "no integer index": {"index": True, "relpath": "transformed_image_2.png"},
+        "not by its number": {"index": 2, "relpath": "planted.png"},
+    }
+    for words, record in refused.items():
+        with pytest.raises(ArtifactRejected, match=words) as caught:
+            numbering.claim(record)
+        assert caught.value.forged
+    assert numbering.next == 2
+    assert numbering.claim({"index": 4, "relpath": "transformed_image_4.jpg"}) == 4
+    assert Numbering(0).claim({"index": 0, "relpath": "anything.png"}) == 0
