@@ -120,8 +120,8 @@ setup_venv() {
         step ".venv: up to date"
         return
     fi
-    step ".venv: installing pixelbox[dev,ray,inspect,mcp] (editable)"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "${repo}[dev,ray,inspect,mcp]" </dev/null
+    step ".venv: installing pixelbox[all,dev] (editable)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "${repo}[all,dev]" </dev/null
     echo "$wanted" >"$stamp"
 }
 

@@ -9,50 +9,16 @@ so concurrent test runs never share build directories.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import zipfile
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE_DIRS = {
-    "pixelbox": "pixelbox",
-    "runtime": "pixelbox/runtime",
-    "tracer": "pixelbox/tracer",
-    "harness": "pixelbox/harness",
-    "images": "pixelbox/images",
-}
-COPIED_FILES = ("pyproject.toml", "README.md", "LICENSE")
+from wheels import ROOT, SOURCE_DIRS, build_wheel
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """The files of a wheel freshly built from the current sources, by name."""
-    source = tmp_path_factory.mktemp("source")
-    for name in COPIED_FILES:
-        if (ROOT / name).exists():
-            shutil.copy2(ROOT / name, source / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for directory in SOURCE_DIRS:
-        shutil.copytree(ROOT / directory, source / directory, ignore=ignore)
-    out = tmp_path_factory.mktemp("wheel")
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "--no-build-isolation",
-        "-q",
-        "-w",
-        str(out),
-    ]
-    result = subprocess.run([*command, str(source)], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, f"building the wheel failed:\n{result.stdout}\n{result.stderr}"
-    (built,) = out.glob("pixelbox-*.whl")
+    built = build_wheel(tmp_path_factory.mktemp("packaging"))
     with zipfile.ZipFile(built) as archive:
         return {name: archive.read(name) for name in archive.namelist()}
 

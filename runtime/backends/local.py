@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import os
 import random
 import resource
@@ -126,6 +127,10 @@ class LocalHandle(KernelHandle):
             time.sleep(0.02)
 
 
+KERNEL_PACKAGES = ("ipykernel", "RestrictedPython", "numpy", "PIL")
+"""What a kernel on the host imports at start (``pixelbox[local]`` installs them and the image libraries)."""
+
+
 class LocalBackend(Backend):
     """Runs kernels as child processes of the host interpreter."""
 
@@ -138,7 +143,17 @@ class LocalBackend(Backend):
 
     @classmethod
     def for_options(cls, options: SandboxOptions) -> LocalBackend:
-        """A local backend (one per sandbox: it holds nothing worth sharing)."""
+        """A local backend (one per sandbox: it holds nothing worth sharing).
+
+        The kernel runs on the host's interpreter, so it needs the kernel's packages there: the
+        base install (Docker backend only) lacks them, and ``auto`` then says so and moves on.
+        """
+        missing = [name for name in KERNEL_PACKAGES if importlib.util.find_spec(name) is None]
+        if missing:
+            raise BackendUnavailable(
+                f"the local backend runs the kernel on this interpreter, which lacks {', '.join(missing)}: "
+                "install pixelbox[local] (or use the docker backend)"
+            )
         return cls()
 
     def allocate_uid(self) -> int | None:
