@@ -129,6 +129,12 @@ def _ended(ipc: Path, result: Execution, names: dict[str, str], max_output: int,
     if result.status == "crashed":
         raise CommandError(f"the sandbox's kernel died while running the command: {result.crash_reason}")
     if result.error is not None:
+        if result.error.ename == "PolicyViolation":
+            raise CommandError(
+                "commands cannot run under the RestrictedPython policy (on by default for the local backend); "
+                "use the docker backend, or turn the policy off (policy=False) where the local backend's uid, "
+                "network namespace and cgroup are isolation enough"
+            )
         status = NOT_STARTED.get(result.error.ename)
         if status is None:
             raise CommandError(f"the sandbox could not start the command: {result.error}")

@@ -31,6 +31,7 @@ from inspect_ai.tool import ContentImage, ContentText, Tool, ToolError, ToolResu
 from inspect_ai.util import (
     ExecResult,
     OutputLimitExceededError,
+    SandboxConnection,
     SandboxEnvironment,
     SandboxEnvironmentConfigType,
     SandboxEnvironmentLimits,
@@ -180,6 +181,20 @@ class PixelboxSandboxEnvironment(SandboxEnvironment):
             raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
         data = await asyncio.to_thread(self.sandbox.download, relative)
         return data.decode() if text else data
+
+    async def connection(self, *, user: str | None = None) -> SandboxConnection:
+        """How a person enters a Docker-backed sandbox (``inspect sandbox connect``); local ones cannot be entered.
+
+        What is run this way bypasses the trace: it is for looking around, not for the model.
+        """
+        if user is not None:
+            raise SandboxUserUnsupportedError(f"pixelbox sandboxes have one unprivileged user; user={user!r} is not")
+        info = await asyncio.to_thread(lambda: self.sandbox.info)
+        container = info.isolation.get("container_id")
+        if not container:
+            raise NotImplementedError(f"a {info.backend} pixelbox sandbox has no container to connect to")
+        command = f"docker exec -it --workdir {self.sandbox.paths.workspace} {container} bash -l"
+        return SandboxConnection(type=SANDBOX_NAME, command=command, container=str(container))
 
     def _relative(self, file: str) -> str:
         """``file`` relative to the workspace; anywhere else is refused (the sandbox writes only there)."""

@@ -137,6 +137,11 @@ def test_interface_errors_and_limits_as_inspect_documents_them() -> None:
             assert over.value.truncated_output is not None and over.value.truncated_output.endswith("xEND\n")
             with override_sandbox_output_limit(3, "read_file"), pytest.raises(OutputLimitExceededError):
                 await env.read_file("crlf.txt")
+            connection = await env.connection()
+            entered = subprocess.run(
+                ["docker", "exec", str(connection.container), "id", "-u"], capture_output=True, text=True, timeout=120
+            )
+            assert connection.command.startswith("docker exec -it") and entered.stdout == "1000\n"
             after = await env.exec(["sh", "-c", "ls -A"])
             assert after.stdout.split() == ["crlf.txt", "sub"]
         finally:
@@ -144,3 +149,21 @@ def test_interface_errors_and_limits_as_inspect_documents_them() -> None:
         assert env.sandbox.closed
 
     asyncio.run(scenario())
+
+
+def test_commands_under_the_local_policy_are_refused_with_the_way_out() -> None:
+    from pixelbox.plugins.commands import CommandError, run_command
+    from pixelbox.runtime import Sandbox
+
+    with Sandbox(**require_backend("local")) as sandbox, pytest.raises(CommandError, match="policy=False"):
+        run_command(sandbox, ["true"], timeout=30)
+
+
+def test_commands_on_the_local_backend_without_the_policy() -> None:
+    from pixelbox.plugins.commands import run_command
+    from pixelbox.runtime import Sandbox
+
+    with Sandbox(**require_backend("local"), policy=False) as sandbox:
+        done = run_command(sandbox, ["sh", "-c", "cat; pwd"], stdin=b"in:", timeout=30)
+        assert (done.returncode, done.stdout) == (0, f"in:{sandbox.paths.workspace}\n".encode())
+        assert not [p for p in sandbox.layout.ipc.iterdir() if p.name.startswith("command-")]
