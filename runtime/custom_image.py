@@ -8,8 +8,9 @@ network inside the build:
    for the kernel's CPython 3.11 on manylinux x86_64, constrained to the kernel's own pins
    (``images/kernel/requirements.txt``) so the packages the runtime needs never change version;
 2. the kernel image for the current sources is built if it is missing (:mod:`.image`);
-3. the Debian packages are downloaded on the host by ``apt-get --download-only``, resolved
-   against the kernel image's own ``dpkg`` status, so exactly what the image lacks comes down;
+3. the Debian packages are resolved by the host's apt against the kernel image's own ``dpkg``
+   status (as the kernel image's own Debian packages are) and downloaded, so exactly what the
+   image lacks comes down;
 4. ``docker build`` runs with ``network_mode=none``: a first stage installs the packages (``dpkg -i``,
    then pip from its wheel, as in the kernel image) and keeps only the files that changed; the
    image is the kernel image plus that one layer, still uid 1000, labelled with the kernel image
@@ -109,7 +110,7 @@ def _check_apt_names(packages: Sequence[str]) -> None:
     for name in packages:
         if not _APT_NAME.match(name):
             what = f"--apt {name!r} is not a Debian package name"
-            raise ImageBuildError(f"{what} (such as fonts-dejavu-core or jq=1.6-2.1)")
+            raise ImageBuildError(f"{what} (such as fonts-liberation2 or jq=1.6-2.1)")
 
 
 def _download_wheels(lines: list[str], dest: Path, log: Callable[[str], None]) -> None:
@@ -136,51 +137,27 @@ def _download_wheels(lines: list[str], dest: Path, log: Callable[[str], None]) -
     raise ImageBuildError(f"pip could not download the wheels (exit {result.returncode}):\n{detail}")
 
 
-def _dpkg_status(client: docker.DockerClient, base: str, dest: Path) -> Path:
-    """Copy ``/var/lib/dpkg/status`` out of ``base`` (without running it)."""
-    import io
-    import tarfile
-
-    container = client.containers.create(base, command=["true"], network_disabled=True)
-    try:
-        stream, _ = container.get_archive("/var/lib/dpkg/status")
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
-            member = archive.extractfile("status")
-            assert member is not None
-            path = dest / "dpkg-status"
-            path.write_bytes(member.read())
-    finally:
-        container.remove(force=True)
-    return path
-
-
 def _download_debs(
     client: docker.DockerClient, base: str, packages: Sequence[str], dest: Path, log: Callable[[str], None]
 ) -> None:
     """apt-get the ``.deb`` files ``packages`` need on top of ``base`` into ``dest/debs``."""
-    if shutil.which("apt-get") is None:
-        raise ImageBuildError("--apt needs apt-get on this host (a Debian bookworm machine, like the kernel image)")
-    archives = dest / "debs"
-    (archives / "partial").mkdir(parents=True)
-    status = _dpkg_status(client, base, dest)
     log(f"debs: resolving {', '.join(packages)} against {base}'s installed packages")
-    command = ["apt-get", "-q", "-y", "--download-only", "--no-install-recommends"]
-    for option in (f"Dir::State::status={status}", f"Dir::Cache::archives={archives}", "Debug::NoLocking=1"):
-        command += ["-o", option]
-    result = subprocess.run([*command, "install", *packages], capture_output=True, text=True, check=False)
-    shutil.rmtree(archives / "partial", ignore_errors=True)
-    if result.returncode == 0:
-        log(f"debs: {', '.join(sorted(p.name for p in archives.glob('*.deb'))) or 'all present already'}")
-        return
-    missing = _APT_MISSING.search(result.stderr)
-    if missing:
-        name = missing.group(1) or missing.group(2)
+    status = kernel_image.base_dpkg_status(client, base)
+    try:
+        wanted = kernel_image.resolve_debian_packages(status, list(packages))
+    except ImageBuildError as exc:
+        missing = _APT_MISSING.search(str(exc))
+        if missing is None:
+            raise
         raise ImageBuildError(
-            f"Debian has no package {name!r} for this host's sources (apt-get: {missing.group(0)}); check the name "
-            "with `apt-cache search`, and run `apt-get update` if the package lists are old"
-        )
-    detail = result.stderr.strip()[-2000:]
-    raise ImageBuildError(f"apt-get could not download the packages (exit {result.returncode}):\n{detail}")
+            f"Debian has no package {missing.group(1) or missing.group(2)!r} for this host's sources "
+            f"(apt-get: {missing.group(0)}); check the name with `apt-cache search`, and run `apt-get update` "
+            "if the package lists are old"
+        ) from None
+    (dest / "debs").mkdir()
+    if wanted:
+        kernel_image.run_apt(["apt-get", "download", *wanted], dest / "debs", "downloading the Debian packages")
+    log(f"debs: {', '.join(wanted) or 'all present in the kernel image already'}")
 
 
 def _rebuild_command(requirements: Path | None, apt: Sequence[str], tag: str) -> str:

@@ -247,7 +247,7 @@ def _debian_packages() -> list[str]:
     return [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
 
 
-def _base_dpkg_status(client: docker.DockerClient, base: str) -> bytes:
+def base_dpkg_status(client: docker.DockerClient, base: str) -> bytes:
     """The base image's ``/var/lib/dpkg/status`` (read from a created, never started, container)."""
     import io
     import tarfile
@@ -263,7 +263,7 @@ def _base_dpkg_status(client: docker.DockerClient, base: str) -> bytes:
         container.remove(force=True)
 
 
-def _apt(command: list[str], cwd: Path, what: str) -> str:
+def run_apt(command: list[str], cwd: Path, what: str) -> str:
     """Run an apt command on the host; its failure is an :class:`ImageBuildError` saying what to do."""
     if shutil.which(command[0]) is None:
         raise ImageBuildError(f"{what} needs {command[0]} (a Debian host); the kernel image adds Debian packages")
@@ -284,14 +284,14 @@ def resolve_debian_packages(status: bytes, packages: list[str]) -> list[str]:
         status_file.write_bytes(status)
         options = ["-o", f"Dir::State::status={status_file}", "-o", "Debug::NoLocking=1"]
         command = ["apt-get", "-s", *options, "install", "--no-install-recommends", *packages]
-        simulated = _apt(command, Path(work), "resolving the kernel's Debian packages with apt")
+        simulated = run_apt(command, Path(work), "resolving the kernel's Debian packages with apt")
     found = re.findall(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+)", simulated, flags=re.MULTILINE)
     return sorted(f"{name.split(':')[0]}={version}" for name, version in found)
 
 
 def _ensure_debs(client: docker.DockerClient, base: str, log: Callable[[str], None]) -> Path:
     """The .deb files the image adds to ``base``, downloaded once per resolved set of versions."""
-    wanted = resolve_debian_packages(_base_dpkg_status(client, base), _debian_packages())
+    wanted = resolve_debian_packages(base_dpkg_status(client, base), _debian_packages())
     key = hashlib.sha256("\n".join([base, *wanted]).encode()).hexdigest()[:16]
     target = cache_dir() / "debs" / key
     if target.is_dir():
@@ -302,7 +302,7 @@ def _ensure_debs(client: docker.DockerClient, base: str, log: Callable[[str], No
     log(f"debs: downloading {len(wanted)} Debian packages with apt (once per version change)")
     try:
         if wanted:
-            _apt(["apt-get", "download", *wanted], partial, "downloading the kernel's Debian packages")
+            run_apt(["apt-get", "download", *wanted], partial, "downloading the kernel's Debian packages")
     except ImageBuildError:
         shutil.rmtree(partial, ignore_errors=True)
         raise

@@ -1,7 +1,7 @@
 """Derived kernel images: ``pixelbox image build --requirements FILE --apt PKG --tag NAME``.
 
 One derived image is built through the command line, as a user builds it, with a small pure-Python
-package from the configured package index (tabulate) and a Debian package (fonts-dejavu-core);
+package from the configured package index (tabulate) and a Debian package the kernel image lacks (fonts-liberation2);
 sandboxes on runc and on runsc import the one and load a font of the other, through
 ``SandboxOptions.image``. A derived image built on another kernel image is refused with the command
 that rebuilds it. Bad input (a missing requirements file, unknown packages, a bad tag) fails before
@@ -26,12 +26,12 @@ from pixelbox.runtime.image import ImageBuildError, kernel_image_tag
 
 TAG = f"pixelbox-test-derived:{os.getpid()}"
 PACKAGE = "tabulate"
-APT = "fonts-dejavu-core"
+APT = "fonts-liberation2"
 PROBE = """\
 import os
 import tabulate
 from PIL import ImageFont
-font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 20)
+font = ImageFont.truetype("/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf", 20)
 print(tabulate.tabulate([[1, 2]], headers=["a", "b"], tablefmt="plain").split()[0], font.getname()[0], os.getuid())
 """
 
@@ -72,7 +72,17 @@ def test_sandbox_imports_the_added_package_and_reads_the_debian_one(derived: str
     with Sandbox(image=derived, timeout=60, **require_backend(runtime)) as sb:
         result = sb.execute(PROBE)
     assert result.status == "ok", result.error.traceback if result.error else result
-    assert result.stdout == "a DejaVu Sans 1000\n"
+    assert result.stdout == "a Liberation Sans 1000\n"
+
+
+def test_with_the_policy_on_the_added_module_must_be_allowed(derived: str) -> None:
+    options = {"image": derived, "policy": True, **require_backend("runc")}
+    with Sandbox(allow_modules=("tabulate",), **options) as sb:
+        allowed = sb.execute("import tabulate\nprint(tabulate.tabulate([[1]], tablefmt='plain'))")
+    with Sandbox(**options) as sb:
+        refused = sb.execute("import tabulate")
+    assert allowed.status == "ok" and allowed.stdout == "1\n", allowed
+    assert refused.error is not None and "denied-module" in refused.error.evalue, refused
 
 
 def test_derived_image_is_the_kernel_image_plus_one_labelled_layer(engine: Any, derived: str) -> None:
