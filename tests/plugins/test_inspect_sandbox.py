@@ -98,12 +98,13 @@ def png(width: int, height: int) -> bytes:
 
 
 @pytest.mark.docker
-def test_interface_errors_and_limits_as_inspect_documents_them() -> None:
+@pytest.mark.parametrize("runtime", ["runc", pytest.param("runsc", marks=pytest.mark.runsc)])
+def test_interface_errors_and_limits_as_inspect_documents_them(runtime: str) -> None:
     from inspect_ai.util import OutputLimitExceededError, SandboxUserUnsupportedError, override_sandbox_output_limit
 
     from pixelbox.plugins.inspect_sandbox import PixelboxConfig, PixelboxSandboxEnvironment
 
-    config = PixelboxConfig(**require_backend("runc"))
+    config = PixelboxConfig(**require_backend(runtime))
 
     async def scenario() -> None:
         envs = await PixelboxSandboxEnvironment.sample_init("t", config, {})
