@@ -197,16 +197,17 @@ def _hand_to_kernel(path: Path, owner: int | None) -> None:
         path.chmod(0o777)
 
 
-def write_host_file(directory: Path, name: str, text: str) -> None:
+def write_host_file(directory: Path, name: str, text: str | bytes) -> None:
     """Write a file the kernel may read but not change, never through a link the kernel planted.
 
     Created fresh (``O_EXCL | O_NOFOLLOW``) and owned by the host with mode 0444: in a
-    kernel-writable directory the kernel can still remove the entry, never rewrite it.
+    kernel-writable directory the kernel can still remove the entry, never rewrite it. Text is
+    written as UTF-8.
     """
     fd = os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    with os.fdopen(fd, "wb") as handle:
         os.fchmod(handle.fileno(), 0o444)
-        handle.write(text)
+        handle.write(text.encode() if isinstance(text, str) else text)
 
 
 def read_kernel_file(path: Path, *, max_bytes: int) -> bytes | None:

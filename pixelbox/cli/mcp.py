@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.transport == "http":
         check_loopback(args.host)
-    io = {} if args.no_io else {"enabled": True, "profile": args.profile}
+    io = {"enabled": False} if args.no_io else {"enabled": True, "profile": args.profile}
     options = {"backend": args.backend, "runtime": args.runtime, "timeout": args.timeout, "memory": args.memory}
     with Sandbox(inputs=args.input, io=io, **options) as sandbox:
         serve(sandbox, args.transport, args.host, args.port)

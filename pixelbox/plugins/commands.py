@@ -24,6 +24,7 @@ from pathlib import Path
 from pixelbox.runtime.errors import PixelboxError
 from pixelbox.runtime.execution import Execution
 from pixelbox.runtime.sandbox import Sandbox
+from pixelbox.runtime.workspace import write_host_file
 
 TIMEOUT_BINARY = "/usr/bin/timeout"
 """Launched by absolute path: a wrapper must never be resolved through a PATH the sandbox controls."""
@@ -95,7 +96,7 @@ def run_command(
     inside = sandbox.paths.ipc.rstrip("/")
     try:
         if stdin is not None:
-            _write_input(sandbox.layout.ipc / names["in"], stdin)
+            write_host_file(sandbox.layout.ipc, names["in"], stdin)  # fresh, read-only, never through a link
         wrapped = [TIMEOUT_BINARY, "-k", str(KILL_AFTER_S), f"{deadline:g}", *argv]
         cell = _cell(
             wrapped,
@@ -112,14 +113,6 @@ def run_command(
         for name in names.values():
             with contextlib.suppress(OSError):
                 os.unlink(sandbox.layout.ipc / name)
-
-
-def _write_input(path: Path, data: bytes) -> None:
-    """The command's standard input, created fresh by the host (never through a planted link), read-only."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444)
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(handle.fileno(), 0o444)
-        handle.write(data)
 
 
 def _ended(ipc: Path, result: Execution, names: dict[str, str], max_output: int, past_deadline: bool) -> CommandResult:
