@@ -183,7 +183,7 @@ class PixelboxSandboxEnvironment(SandboxEnvironment):
         return data.decode() if text else data
 
     async def connection(self, *, user: str | None = None) -> SandboxConnection:
-        """How a person enters a Docker-backed sandbox (``inspect sandbox connect``); local ones cannot be entered.
+        """How a person enters a Docker-backed sandbox (inspect's human agent shows it); local ones cannot be entered.
 
         What is run this way bypasses the trace: it is for looking around, not for the model.
         """
