@@ -1,4 +1,5 @@
-"""Every live sandbox of this process, so that none outlives the interpreter."""
+"""Every live sandbox of this process, so that none outlives the interpreter (nor the helpers backends
+share between sandboxes, stopped after them)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,20 @@ import atexit
 import contextlib
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 _live: weakref.WeakSet[Any] = weakref.WeakSet()
 _lock = threading.Lock()
+_after_close: list[Callable[[], None]] = []
+
+
+def on_close_all(callback: Callable[[], None]) -> None:
+    """Run ``callback`` after :func:`close_all` closed the sandboxes (a backend's shared helpers
+    that outlive sandboxes, such as the local zygote, stop there)."""
+    with _lock:
+        if callback not in _after_close:
+            _after_close.append(callback)
 
 
 def register(sandbox: Any) -> None:
@@ -38,3 +49,8 @@ def close_all() -> None:
     for sandbox in sandboxes:
         with contextlib.suppress(Exception):
             sandbox.close()
+    with _lock:
+        callbacks = list(_after_close)
+    for callback in callbacks:
+        with contextlib.suppress(Exception):
+            callback()

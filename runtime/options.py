@@ -82,6 +82,9 @@ class SandboxOptions:
     allow_modules: tuple[str, ...] = ()
     """Modules the policy lets model code import beyond its allow-list (its ``extra_modules``), e.g.
     ``("sympy", "mpmath")`` for a suite whose tools run sympy code; nothing where the policy is off."""
+    fast_start: bool = True
+    """Start kernels through the backend's fast path (``Backend.start_fresh``: the local backend
+    forks them from a zygote) where it has one; False always starts them cold."""
 
     def __post_init__(self) -> None:
         self._check_choices()
@@ -117,6 +120,8 @@ class SandboxOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise OptionsError(f"{name} must be a positive number, got {value!r}")
+        if not isinstance(self.fast_start, bool):
+            raise OptionsError(f"fast_start must be True or False, got {self.fast_start!r}")
         for name in ("pids", "stdout_cap", "stderr_cap", "max_outputs", "max_open_files"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -3,7 +3,9 @@
 Reset policy: a released sandbox is closed and replaced by a brand-new one rather than
 scrubbed in place. A fresh container (or kernel process with a fresh workspace) is the only
 reset that provably clears variables, files, background threads and child processes, and
-its cost is paid by the background refill, not by the caller of :meth:`acquire`. It is also
+its cost is paid by the background refill, not by the caller of :meth:`acquire`, and made small
+by the backend's fast path (``Backend.prepare_fresh`` / ``start_fresh``: the local backend forks
+each replacement from a zygote), which the pool prepares when it is made. It is also
 no slower: ``benchmarks/bench_runtime.py`` times an in-place reset (restart the kernel, empty
 the workspace, first result) beside a fresh sandbox's cold start, and the in-place reset is
 the slower one on every backend: it must stop the old kernel (on docker, the old container's
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pixelbox.runtime.backends import choose_backend
 from pixelbox.runtime.errors import PixelboxError, SandboxClosed
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.sandbox import Sandbox
@@ -75,6 +78,7 @@ class SandboxPool:
         self._consecutive_failures = 0
         self._last_error: BaseException | None = None
         self._closed = False
+        self._prepare_fast_path()
         self._threads = [
             threading.Thread(target=self._refill_loop, name=f"pbx-pool-refill-{i}", daemon=True)
             for i in range(max(1, parallel_starts))
@@ -175,6 +179,18 @@ class SandboxPool:
         self.close()
 
     # -- background work ------------------------------------------------------------------------
+
+    def _prepare_fast_path(self) -> None:
+        """Have the backend's fast path (``Backend.prepare_fresh``) warm up while the first sandboxes start.
+
+        Refills are ordinary ``Sandbox(options)`` starts, so they take the fast path whenever
+        ``options.fast_start`` is on and the backend has one ready; an unavailable backend is
+        left to the refill, which reports it.
+        """
+        if not self.options.fast_start:
+            return
+        with contextlib.suppress(PixelboxError):
+            choose_backend(self.options)[0].prepare_fresh(self.options)
 
     def _raise_if_hopeless(self, deadline: float | None) -> None:
         with self._cond:

@@ -99,6 +99,9 @@ class Sandbox:
         self._next_artifact: int | None = None
         """Index the next artifact gets; carried across kernel restarts so nothing is renumbered."""
         self._next_seq = 0
+        self.start_path = "cold"
+        """How the current kernel was started: ``fast`` (the backend's fast path) or ``cold``."""
+        self._fast_failure: str | None = None
         self._audits = AuditLog(background=self.options.audit)
         self._backend, self._reason = choose_backend(self.options)
         self._uid = self._backend.allocate_uid()
@@ -179,6 +182,12 @@ class Sandbox:
         self._check_open()
         return dict(self._connection)
 
+    def kernel_cpu_seconds(self) -> float | None:
+        """CPU-seconds the current kernel has used so far (its cgroup's accounting: the container with
+        its runtime's processes on docker); None where the backend cannot tell."""
+        with self._lock:
+            return self._handle.cpu_seconds() if self._handle is not None else None
+
     @property
     def alive(self) -> bool:
         """Whether the kernel is running (cheap; no round trip)."""
@@ -219,12 +228,36 @@ class Sandbox:
         return section
 
     def _start_kernel(self) -> None:
+        """Start a kernel, through the backend's fast path when ``options.fast_start`` allows.
+
+        A kernel from the fast path that fails to become ready is stopped and the start is made
+        once more, cold (the failure is kept in ``info.kernel["fast_start_failure"]``).
+        """
         self._join_retired()
+        try:
+            self._start_once(fast=self.options.fast_start)
+        except KernelStartError as exc:
+            if self.start_path != "fast":
+                raise
+            self._fast_failure = str(exc)
+            self._start_once(fast=False)
+
+    def _launch(self, fast: bool) -> KernelHandle:
+        """The backend's fresh kernel from its fast path when ``fast`` and it has one, else a cold one."""
+        if fast:
+            handle = self._backend.start_fresh(self.layout, self.options, self._uid)
+            if handle is not None:
+                self.start_path = "fast"
+                return handle
+        self.start_path = "cold"
+        return self._backend.start(self.layout, self.options, self._uid)
+
+    def _start_once(self, *, fast: bool) -> None:
         ipc = self.layout.fresh_ipc(self._uid)
         self._connection = connection = write_connection_file(ipc, self.paths.ipc)
         write_host_file(ipc, CONFIG_FILE, self._kernel_config().to_json())
         deadline = time.monotonic() + self.options.start_timeout
-        self._handle = handle = self._backend.start(self.layout, self.options, self._uid)
+        self._handle = handle = self._launch(fast)
         try:
             self._ready = wait_for_ready_file(ipc, deadline, handle.alive)
             self._check_ready()
@@ -588,7 +621,11 @@ class Sandbox:
                 "stderr_cap": self.options.stderr_cap,
                 "workspace_size": self.layout.disk_cap,
             },
-            kernel={k: self._ready.get(k) for k in ("version", "protocol", "pid", "uid", "python")},
+            kernel={
+                **{k: self._ready.get(k) for k in ("version", "protocol", "pid", "uid", "python")},
+                "start": self.start_path,
+                "fast_start_failure": self._fast_failure,
+            },
             workspace=str(self.layout.work),
             options=self.options.to_dict(),
         )

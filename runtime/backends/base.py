@@ -81,6 +81,11 @@ class KernelHandle(ABC):
     def kill(self) -> None:
         """Stop the kernel and everything it started; idempotent, never raises."""
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the kernel (its container, with the runtime's processes inside it) used so far, from
+        cgroup accounting; None where the backend cannot tell. Read before :meth:`kill`."""
+        return None
+
 
 class Backend(ABC):
     """Starts kernels of one kind. Instances are cheap and may be shared between sandboxes.
@@ -113,6 +118,30 @@ class Backend(ABC):
     def start(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle:
         """Launch ``python -m pixelbox.kernel`` on ``layout`` under ``options``' limits, as ``uid``
         (from :meth:`allocate_uid`)."""
+
+    def prepare_fresh(self, options: SandboxOptions) -> None:
+        """Make the fast path to fresh kernels ready for ``options``, without waiting for it.
+
+        The fast-path hook pair (issue 20): a backend that can make a clean, isolated, ready
+        kernel cheaper than a cold start (the local zygote forks a primed kernel; a container
+        backend may restore a checkpoint) prepares it here and serves it in :meth:`start_fresh`.
+        Called by ``SandboxPool`` when it is made, so that its refills are fast from the first;
+        idempotent and cheap when already prepared. The default has no fast path.
+        """
+        return None
+
+    def start_fresh(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle | None:
+        """A fresh kernel through the fast path, meeting :meth:`start`'s contract; None to start cold.
+
+        The kernel must be as clean and isolated as a cold one: its own workspace, IPC directory,
+        connection key, uid, limits and environment, reseeded random sources (see
+        :func:`pixelbox.kernel.fresh.serve`), nothing of an earlier sandbox. Return None when
+        there is no fast path for ``options`` or it is not ready within ``options.start_timeout``
+        (it may prepare itself first, as :meth:`prepare_fresh`); the sandbox then calls
+        :meth:`start`. ``Sandbox`` calls this only when ``options.fast_start`` is on, and starts
+        cold, once, when a kernel started here fails to become ready.
+        """
+        return None
 
     @abstractmethod
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:

@@ -46,7 +46,10 @@ class KernelCgroup:
             if quota is not None:
                 unified["cpu.max"] = f"{quota} {CFS_PERIOD_US}"
             return {"": unified}
-        plan = {"memory": {"memory.limit_in_bytes": str(memory), "memory.memsw.limit_in_bytes": str(memory)}}
+        plan: dict[str, dict[str, str]] = {
+            "memory": {"memory.limit_in_bytes": str(memory), "memory.memsw.limit_in_bytes": str(memory)},
+            "cpuacct": {},  # accounting only: what the kernel (or the container inside) used
+        }
         if quota is not None:
             plan["cpu"] = {"cpu.cfs_period_us": str(CFS_PERIOD_US), "cpu.cfs_quota_us": quota}
         if pids is not None:
@@ -82,6 +85,20 @@ class KernelCgroup:
                 except OSError:
                     continue
         return applied
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used so far by the processes of this group and the groups inside it (a container's),
+        from cgroup accounting (v2 ``cpu.stat``, v1 ``cpuacct.usage``); None when it cannot be read."""
+        try:
+            if self.unified:
+                path = self.dirs.get("")
+                stat = (path / "cpu.stat").read_text() if path is not None else ""
+                usage = dict(line.split(" ", 1) for line in stat.splitlines() if " " in line).get("usage_usec")
+                return int(usage) / 1e6 if usage is not None else None
+            path = self.dirs.get("cpuacct")
+            return int((path / "cpuacct.usage").read_text()) / 1e9 if path is not None else None
+        except (OSError, ValueError):
+            return None
 
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` files a child writes its pid into before exec."""

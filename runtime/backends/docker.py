@@ -98,6 +98,9 @@ class DockerHandle(KernelHandle):
             self._reason = describe_exit(self.exit_code, oom=oom, memory=self.memory)
         return self._reason
 
+    def cpu_seconds(self) -> float | None:
+        return self.group.cpu_seconds() if self.group is not None else None
+
     def interrupt(self) -> None:
         with contextlib.suppress(Exception):
             self.container.kill(signal="SIGINT")

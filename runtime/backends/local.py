@@ -11,7 +11,6 @@ on by default here for that reason.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.util
 import os
 import random
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pixelbox.contract.confine import Confinement, ForkRequest
 from pixelbox.runtime.backends.base import (
     KERNEL_COMMAND,
     Backend,
@@ -33,18 +33,14 @@ from pixelbox.runtime.backends.base import (
     describe_exit,
 )
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
+from pixelbox.runtime.backends.zygote import ZYGOTE_MODULE, ForkedProcess, Zygote, ZygoteUnavailable, zygote_for
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import ROOT_PREFIX, Layout, belongs_to, owner_of
 
-CLONE_NEWNET = 0x40000000
-CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
-SHM = "/dev/shm"
-PR_SET_NO_NEW_PRIVS = 38
-"""prctl option: execve() can no longer raise privileges (setuid/setgid bits, file capabilities)."""
 UID_RANGE = (110_000, 170_000)
-_libc = ctypes.CDLL(None, use_errno=True)
+ZYGOTE_CACHE = Path.home() / ".cache" / "pixelbox" / "zygote"
+"""Caches the zygote's libraries build at import (Matplotlib's font list): kept across runs, read-only to kernels."""
 
 
 def _uid_in_use(uid: int) -> bool:
@@ -104,6 +100,9 @@ class LocalHandle(KernelHandle):
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.proc.pid, signal.SIGINT)
 
+    def cpu_seconds(self) -> float | None:
+        return self.cgroup.cpu_seconds() if self.cgroup is not None else None
+
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -129,6 +128,27 @@ class LocalHandle(KernelHandle):
 
 KERNEL_PACKAGES = ("ipykernel", "RestrictedPython", "numpy", "PIL")
 """What a kernel on the host imports at start (``pixelbox[local]`` installs them and the image libraries)."""
+
+
+class ForkedHandle(LocalHandle):
+    """A kernel forked from the zygote: a child of the zygote, watched through its pidfd."""
+
+    proc: ForkedProcess  # type: ignore[assignment]
+
+    def alive(self) -> bool:
+        return self.proc.running()
+
+    def exit_reason(self) -> str:
+        oom = self.cgroup is not None and self.cgroup.oom_killed()
+        return describe_exit(self.proc.exit_code(), oom=oom, memory=self.memory)
+
+    def interrupt(self) -> None:
+        self.proc.signal(signal.SIGINT)
+
+    def kill(self) -> None:
+        self.proc.signal(signal.SIGKILL)
+        super().kill()
+        self.proc.close()
 
 
 class LocalBackend(Backend):
@@ -190,13 +210,16 @@ class LocalBackend(Backend):
         env.update(options.env)
         return env
 
-    def start(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> LocalHandle:
+    def _check_reachable(self, uid: int | None) -> None:
         if uid is not None and not interpreter_reachable(self.python, uid):
             raise BackendUnavailable(
                 f"the local backend runs kernels as an unprivileged uid, which cannot execute {self.python} "
                 "(a parent directory is not world-searchable). Create the virtualenv from a system "
                 "interpreter, e.g. `/usr/bin/python3 -m venv .venv` (scripts/setup.sh does this)."
             )
+
+    def start(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> LocalHandle:
+        self._check_reachable(uid)
         cgroup, applied = _make_cgroup(layout, options)
         command = [self.python, *KERNEL_COMMAND, str(layout.ipc)]
         with os.fdopen(layout.open_kernel_log(), "ab") as log:
@@ -209,14 +232,53 @@ class LocalBackend(Backend):
                 stderr=log,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=_confine(options, uid, cgroup, memory_by_cgroup=_limits_memory(applied)),
+                preexec_fn=confinement(layout, options, uid, cgroup, memory_by_cgroup=_limits_memory(applied)).apply,
             )
         return LocalHandle(proc, uid, cgroup, applied, int(options.memory))
+
+    def _zygote(self, options: SandboxOptions) -> Zygote:
+        """The zygote whose imports fit ``options`` (BLAS and OpenMP read their thread count at import)."""
+        threads = str(max(1, int(options.cpus)))
+        env = {
+            "PATH": f"{Path(self.python).parent}:/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": str(ZYGOTE_CACHE / "mpl"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "OMP_NUM_THREADS": threads,
+            "OPENBLAS_NUM_THREADS": threads,
+            "PIXELBOX_SANDBOX": "local",
+        }
+        ZYGOTE_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return zygote_for(self.python, env)
+
+    def prepare_fresh(self, options: SandboxOptions) -> None:
+        """Start this process's zygote for ``options`` (it imports in the background)."""
+        self._zygote(options)
+
+    def start_fresh(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> LocalHandle | None:
+        """Fork the kernel from the zygote (started now if needed); None when the zygote cannot serve."""
+        self._check_reachable(uid)
+        zygote = self._zygote(options)
+        if not zygote.usable(options.start_timeout):
+            return None
+        cgroup, applied = _make_cgroup(layout, options)
+        limits = confinement(layout, options, uid, cgroup, memory_by_cgroup=_limits_memory(applied))
+        argv = (self.python, *KERNEL_COMMAND, str(layout.ipc))
+        request = ForkRequest(str(layout.ipc), str(layout.work), self.environment(layout, options), argv, limits)
+        try:
+            with os.fdopen(layout.open_kernel_log(), "ab") as log:
+                proc = zygote.fork(request, log.fileno())
+        except ZygoteUnavailable:
+            if cgroup is not None:
+                cgroup.remove()
+            return None
+        return ForkedHandle(proc, uid, cgroup, applied, int(options.memory))  # type: ignore[arg-type]
 
     @classmethod
     def remove_orphans(cls, owned: Owned, report: CleanupReport) -> None:
         """Kill kernel processes whose owning pixelbox process ``owned`` accepts."""
-        for pid, cmdline in kernel_processes():
+        for pid, cmdline in kernel_processes(zygotes=True):
             owner = owner_of(cmdline)
             if owner is not None and owned(owner):
                 try:
@@ -258,11 +320,15 @@ class LocalBackend(Backend):
             "dev_shm": f"private tmpfs of {int(options.tmpfs_size)} bytes (own mount namespace)"
             if handle.uid is not None
             else "the host's /dev/shm (not private: the host is not root)",
+            "tmp": f"private tmpfs of {int(options.tmpfs_size)} bytes, the sandbox's own directory bound in"
+            if handle.uid is not None
+            else "the host's /tmp (not private: the host is not root)",
         }
 
 
-def kernel_processes() -> list[tuple[str, str]]:
-    """(pid, command line) of every pixelbox kernel process on the machine."""
+def kernel_processes(*, zygotes: bool = False) -> list[tuple[str, str]]:
+    """(pid, command line) of every pixelbox kernel process on the machine; with ``zygotes`` the
+    fork servers too (``pixelbox cleanup`` kills those of dead owners; a live owner stops its own)."""
     out = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -270,7 +336,7 @@ def kernel_processes() -> list[tuple[str, str]]:
                 cmd = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
-            if "pixelbox.kernel" in cmd:
+            if "pixelbox.kernel" in cmd and (zygotes or ZYGOTE_MODULE not in cmd):
                 out.append((entry.name, cmd))
     return out
 
@@ -293,32 +359,13 @@ def _make_cgroup(layout: Layout, options: SandboxOptions) -> tuple[KernelCgroup 
     return cgroup, cgroup.create()
 
 
-def _private_shm(unshare: Any, shm_options: bytes) -> None:
-    """Give the kernel a /dev/shm of its own: a capped tmpfs in a private mount namespace.
+def confinement(
+    layout: Layout, options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | None, *, memory_by_cgroup: bool
+) -> Confinement:
+    """The walls a local kernel puts up around itself (cold or forked alike, see :mod:`pixelbox.contract.confine`).
 
-    The host's /dev/shm is world-writable host memory outside the workspace cap, and what a
-    kernel leaves there outlives it. In a mount namespace of its own (mounts not propagated
-    back), a fresh tmpfs of ``tmpfs_size`` bytes covers it; its pages count against the
-    kernel's memory cgroup and vanish with the kernel's last process. If that cannot be done
-    the kernel is not started (the pre-exec hook raises, and the start fails saying why).
-    """
-    mount = _libc.mount
-    if (
-        unshare(CLONE_NEWNS) != 0
-        or mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0
-        or mount(b"tmpfs", SHM.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_options) != 0
-    ):
-        raise OSError(ctypes.get_errno(), f"a private {SHM} could not be mounted for the kernel")
-
-
-def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | None, *, memory_by_cgroup: bool) -> Any:
-    """Build the pre-exec hook: runs in the child between fork and exec.
-
-    Order matters: joining cgroups and the network namespace need root, so they come before
-    dropping to ``uid``; RLIMIT_NPROC is per uid, which is why each kernel gets a uid of its
-    own. The address-space rlimit is only a fallback for hosts without a memory cgroup.
-    ``no_new_privs`` comes last, like Docker's ``no-new-privileges``: without it an unprivileged
-    kernel could run a setuid-root binary (mount, su, passwd) and regain privileges.
+    RLIMIT_NPROC is per uid, which is why each kernel gets a uid of its own. The address-space
+    rlimit is only a fallback for hosts without a memory cgroup.
     """
     limits = [
         (resource.RLIMIT_NPROC, options.pids),
@@ -328,26 +375,5 @@ def _confine(options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | No
     ]
     if not memory_by_cgroup:
         limits.append((resource.RLIMIT_AS, int(options.memory)))
-    procs_files = cgroup.procs_files() if cgroup is not None else []
-    unshare = _libc.unshare
-    prctl = _libc.prctl
-    shm_options = f"size={int(options.tmpfs_size)},mode=1777".encode()
-
-    def hook() -> None:
-        for procs in procs_files:
-            with contextlib.suppress(OSError), open(procs, "w") as handle:
-                handle.write(str(os.getpid()))
-        if uid is not None:
-            unshare(CLONE_NEWNET)
-            _private_shm(unshare, shm_options)
-        for which, value in limits:
-            with contextlib.suppress(ValueError, OSError):
-                resource.setrlimit(which, (value, value))
-        if uid is not None:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-        os.umask(0o077)  # what the kernel creates is its own: other sandboxes' kernels read nothing
-        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-
-    return hook
+    procs_files = tuple(cgroup.procs_files()) if cgroup is not None else ()
+    return Confinement(procs_files, uid, tuple(limits), int(options.tmpfs_size), keep=str(layout.root))

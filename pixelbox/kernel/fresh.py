@@ -1,0 +1,173 @@
+"""A kernel in two phases, so the expensive one can be paid once for many fresh kernels.
+
+Phase one, :func:`preload`, imports what every kernel imports (ipykernel and the in-kernel
+layers) and the libraries model code reaches for (NumPy, Pillow, OpenCV, SciPy, Matplotlib). It
+reads nothing of any sandbox: no configuration, no connection file, no key, no environment of
+a sandbox. Phase two, :func:`serve`, is everything that belongs to one sandbox: the environment,
+reseeding every random source (:func:`reseed`), the configuration and connection file in the
+IPC directory, the layers, the ready record, serving.
+
+A cold kernel (``python -m pixelbox.kernel``) runs both phases in one process. A fast path runs
+phase one once and phase two per sandbox, in a copy of the primed process: the local zygote
+(:mod:`pixelbox.kernel.zygote`) forks; a container backend can checkpoint a primed kernel and
+restore it per sandbox. Whatever the mechanism, a fresh kernel must call :func:`serve` (or at
+least :func:`adopt_environment` and :func:`reseed` before its own phase two), so that two kernels
+made from one primed image share no random state and no environment.
+
+What cannot be renewed after the interpreter started, and so is shared by every kernel copied
+from one primed process (documented in docs/security.md): the ``str``/``bytes`` hash secret
+(``PYTHONHASHSEED`` is read once at interpreter start), and the address-space layout of the
+interpreter and of the preloaded libraries (ASLR is drawn at exec, not at fork). Neither holds a
+sandbox's data; both are the known trade of every fork server (Android's zygote included).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import random
+import socket
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NoReturn
+
+PRELOAD = (
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "IPython.core.interactiveshell",
+    "pixelbox.kernel.plugins",
+    "pixelbox.kernel.streams",
+    "pixelbox.kernel.policy",
+    "pixelbox.kernel.imageio",
+    "pixelbox.kernel.recorder",
+    "pixelbox.kernel.atomic",
+    "numpy",
+    "PIL.Image",
+    "PIL.ImageOps",
+    "PIL.ImageEnhance",
+    "PIL.ImageFilter",
+    "PIL.ImageDraw",
+    "cv2",
+    "scipy.ndimage",
+    "matplotlib",
+    "matplotlib.pyplot",
+)
+"""Modules a primed process imports once: the kernel's own and the libraries model code uses."""
+
+
+def without_debugger() -> None:
+    """Keep ipykernel from loading debugpy, so the kernel offers no debugger.
+
+    The host never sends debug requests, a debugger is one more way into the kernel's
+    internals, and importing debugpy is about a fifth of kernel start (0.25-0.3 s under
+    gVisor). ipykernel treats the failed import as "debugpy not installed".
+    """
+    sys.modules["debugpy"] = None  # type: ignore[assignment]
+
+
+def preload(modules: tuple[str, ...] = PRELOAD) -> list[str]:
+    """Phase one: import ``modules``; return what could not be imported (a missing library is not fatal)."""
+    without_debugger()
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # a library absent from this interpreter: its kernels import it themselves
+            missing.append(f"{name}: {exc}")
+    return missing
+
+
+def adopt_environment(env: Mapping[str, str]) -> None:
+    """Make ``env`` the whole environment (the primed process's own is dropped), and forget the
+    paths libraries cached from the old one (temporary directory, Matplotlib's config and cache)."""
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None
+    matplotlib = sys.modules.get("matplotlib")
+    for name in ("get_configdir", "get_cachedir"):
+        clear = getattr(getattr(matplotlib, name, None), "cache_clear", None)
+        if clear is not None:
+            clear()
+
+
+def reseed() -> None:
+    """Give every random source of the process fresh entropy from the operating system.
+
+    ``random``'s module generator, NumPy's legacy global generator (``np.random.seed()`` with no
+    argument draws from the OS), OpenCV's ``theRNG``, and the ``multiprocessing`` authentication
+    key (a secret drawn at import, used to authenticate its connections). ``os.urandom``,
+    ``secrets``, ``uuid.uuid4`` and ``np.random.default_rng()`` read the OS each time and keep
+    no state; ``tempfile`` renews its name generator when it sees a new pid.
+    """
+    random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None and hasattr(cv2, "setRNGSeed"):
+        cv2.setRNGSeed(int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF)
+    process = sys.modules.get("multiprocessing.process")
+    if process is not None:  # imported later, it draws a fresh key itself
+        process.current_process().authkey = os.urandom(32)
+
+
+def write_ready(ipc_dir: Path, problems: list[str]) -> None:
+    """Atomically publish the readiness record the host polls for."""
+    from pixelbox import __version__
+    from pixelbox.contract.wire import KERNEL_PROTOCOL, READY_FILE
+
+    record = {
+        "version": __version__,
+        "protocol": KERNEL_PROTOCOL,
+        "pid": os.getpid(),
+        "uid": os.getuid(),
+        "python": sys.version.split()[0],
+        "interfaces": sorted(name for _, name in socket.if_nameindex()),
+        "problems": problems,
+    }
+    tmp = ipc_dir / f"{READY_FILE}.tmp"
+    tmp.write_text(json.dumps(record))
+    tmp.replace(ipc_dir / READY_FILE)
+
+
+def serve(ipc_dir: Path, env: Mapping[str, str] | None = None) -> NoReturn:
+    """Phase two: become the kernel of the sandbox whose IPC directory is ``ipc_dir``, and serve.
+
+    ``env`` (a forked or restored kernel) replaces the environment first; a cold kernel already
+    has its own. Then every random source is reseeded, the configuration and connection file are
+    read, the layers installed and the ready record written, as :mod:`pixelbox.kernel.__main__`
+    describes.
+    """
+    from pixelbox.contract.config import load_config
+    from pixelbox.contract.wire import CONFIG_FILE, CONNECTION_FILE
+    from pixelbox.kernel.plugins import install_plugins
+
+    if env is not None:
+        adopt_environment(env)
+    reseed()
+    config = load_config(ipc_dir / CONFIG_FILE)
+    os.chdir(config.workspace)
+    without_debugger()
+
+    from ipykernel.kernelapp import IPKernelApp
+
+    app = IPKernelApp.instance()
+    app.initialize(
+        [
+            "-f",
+            str(ipc_dir / CONNECTION_FILE),
+            "--IPKernelApp.no_stdout=False",
+            "--InteractiveShell.colors=nocolor",
+            "--InteractiveShell.xmode=Plain",
+            "--HistoryManager.enabled=False",
+            "--Session.packer=pixelbox.kernel.channel.pack_message",
+        ]
+    )
+    problems = install_plugins(app.shell, config)
+    write_ready(ipc_dir, problems)
+    app.start()
+    sys.exit(0)

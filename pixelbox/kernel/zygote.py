@@ -1,0 +1,188 @@
+"""The local fork server: ``python -m pixelbox.kernel.zygote --socket PATH``.
+
+A zygote imports what every kernel imports (:func:`pixelbox.kernel.fresh.preload`) once, then
+forks one fresh kernel per connection on ``PATH`` (a Unix socket in a directory only the host
+can enter). The host starts it (``pixelbox.runtime.backends.zygote``) and talks to it on two
+channels: the zygote's stdin (its end means "exit") and stdout (one ``ready`` line once it
+listens), and one connection per kernel.
+
+Per connection the zygote forks at once and reads nothing: the child reads the
+:class:`~pixelbox.contract.confine.ForkRequest` (environment, IPC directory, confinement) and the
+kernel's log descriptor from the connection. The zygote only writes on it: ``{"pid": N}`` after
+the fork and ``{"exit": CODE}`` once it has reaped the child (``CODE`` as ``subprocess`` gives it:
+negative for a signal). So no sandbox's environment, key or file ever passes through the
+zygote's memory, and the next child cannot inherit it.
+
+In the child, before anything of the request is read: a new session, default signal handlers,
+every descriptor of the zygote closed (the listening socket and the other kernels' connections
+above all: a kernel holding the listener could take the next sandbox's request). Then it takes
+its log as stderr, confines itself (:class:`~pixelbox.contract.confine.Confinement`: cgroups,
+network and mount namespaces, rlimits, its own uid, ``no_new_privs``), shows a cold kernel's
+command line in ``/proc`` (written over its inherited one), and runs phase two of a kernel
+(:func:`pixelbox.kernel.fresh.serve`), which replaces the environment and reseeds every random
+source before it reads the sandbox's configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import traceback
+from pathlib import Path
+from typing import NoReturn
+
+from pixelbox.contract.confine import receive_request
+from pixelbox.kernel.fresh import preload, serve
+
+CHILD_FAILED = 70
+"""Exit code of a forked child that could not become a kernel (the reason is in its log)."""
+
+
+class Zygote:
+    """The serving loop: accept, fork, report pids and exit codes."""
+
+    def __init__(self, path: Path) -> None:
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(path))
+        self.listener.listen(64)
+        self.children: dict[int, socket.socket] = {}
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "control")
+        self.selector.register(self.wake_r, selectors.EVENT_READ, "reap")
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w)
+
+    def run(self) -> None:
+        """Serve until the host closes stdin."""
+        while True:
+            for key, _ in self.selector.select():
+                if key.data == "control" and not os.read(sys.stdin.fileno(), 4096):
+                    return
+                if key.data == "accept":
+                    self._accept()
+                elif key.data == "reap":
+                    os.read(self.wake_r, 4096)
+                    self._reap()
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        pid = os.fork()
+        if pid == 0:
+            self._become_kernel(conn)
+        self.children[pid] = conn
+        _say(conn, {"pid": pid})
+
+    def _reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            conn = self.children.pop(pid, None)
+            if conn is not None:
+                _say(conn, {"exit": os.waitstatus_to_exitcode(status)})
+                conn.close()
+
+    def _become_kernel(self, conn: socket.socket) -> NoReturn:
+        """In the child: drop everything of the zygote, then read the request and serve."""
+        code = CHILD_FAILED
+        try:
+            os.setsid()
+            signal.set_wakeup_fd(-1)
+            for signum in (signal.SIGCHLD, signal.SIGTERM):
+                signal.signal(signum, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            self._close_inherited(conn)
+            _become(conn)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0
+        except BaseException:
+            with contextlib.suppress(Exception):
+                os.write(2, traceback.format_exc().encode(errors="replace"))
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+    def _close_inherited(self, keep: socket.socket) -> None:
+        self.selector.close()
+        self.listener.close()
+        for other in self.children.values():
+            other.close()
+        self.children.clear()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.close(null)
+        os.closerange(3, keep.fileno())
+        os.closerange(keep.fileno() + 1, 1 << 16)
+
+
+def _become(conn: socket.socket) -> None:
+    """Read the request, take the log as stderr, confine, then serve as the sandbox's kernel."""
+    request, log_fd = receive_request(conn)
+    conn.close()
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        _show_argv(request.argv)
+    request.confinement.apply()
+    os.chdir(request.cwd)
+    sys.argv = list(request.argv[1:])
+    serve(Path(request.ipc_dir), request.env)
+
+
+def _show_argv(argv: tuple[str, ...]) -> None:
+    """Make ``/proc/self/cmdline`` read as a cold kernel's, by rewriting the command line in place.
+
+    The bytes between ``arg_start`` and ``arg_end`` (fields 48 and 49 of ``/proc/self/stat``) are
+    this process's own memory, inherited from the zygote, which the host starts with room to
+    spare (``--room``); as ``setproctitle`` does, the new command line is written over them and
+    the rest is zeroed. Skipped when it would not fit.
+    """
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    start, end = int(fields[45]), int(fields[46])
+    data = b"\0".join(a.encode() for a in argv) + b"\0"
+    if len(data) <= end - start:
+        ctypes.memmove(start, data.ljust(end - start, b"\0"), end - start)
+
+
+def _say(conn: socket.socket, record: dict[str, int]) -> None:
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps(record).encode() + b"\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Preload, listen on ``--socket``, say ``ready`` on stdout, serve until stdin closes."""
+    parser = argparse.ArgumentParser(prog="python -m pixelbox.kernel.zygote")
+    parser.add_argument("--socket", required=True, type=Path)
+    parser.add_argument("--room", default="", help="padding: room for the forked kernels' command lines")
+    args = parser.parse_args(argv)
+    missing = preload()
+    zygote = Zygote(args.socket)
+    sys.stdout.write(json.dumps({"ready": os.getpid(), "missing": missing}) + "\n")
+    sys.stdout.flush()
+    try:
+        zygote.run()
+    finally:
+        with contextlib.suppress(OSError):
+            args.socket.unlink()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""The host side of the local fork server: start a zygote, ask it for fresh kernels, watch them.
+
+One zygote per interpreter and thread count (what NumPy's BLAS reads at import) serves every
+local sandbox of this process. It runs as the host user (root, when kernels get uids of their
+own), in a directory ``/tmp/pbx-<owner>-zygote-*`` only the host can enter, so ``pixelbox
+cleanup`` finds it like any workspace when its owner dies; it exits when this process closes its
+stdin (at exit, or when the process dies). Kernels it forks show a cold kernel's command line
+(``python -m pixelbox.kernel --ipc-dir ...``), so every tool that finds
+kernels by command line (leak checks, ``pixelbox cleanup``) treats them alike.
+
+A forked kernel is a child of the zygote, not of this process: its liveness is watched through
+a pidfd (cheap, and immune to pid reuse), its exit code comes from the zygote, which reaps it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pixelbox.contract.confine import ForkRequest, send_request
+from pixelbox.runtime import live
+from pixelbox.runtime.workspace import ROOT_PREFIX, remove_tree, this_owner
+
+ZYGOTE_MODULE = "pixelbox.kernel.zygote"
+ROOM = 512
+"""Padding on the zygote's command line, overwritten by each forked kernel with a cold kernel's."""
+FORK_REPLY_TIMEOUT_S = 10.0
+EXIT_REPORT_TIMEOUT_S = 1.0
+
+
+class ZygoteUnavailable(RuntimeError):
+    """The zygote is not running (it failed to start or died): start kernels cold."""
+
+
+class Lines:
+    """Newline-terminated JSON records from the zygote on one kernel's connection."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.buffer = b""
+
+    def read(self, deadline: float) -> dict[str, Any] | None:
+        """The next record before ``deadline``; None if none comes (or the zygote is gone)."""
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.conn], [], [], remaining)[0]:
+                return None
+            chunk = self.conn.recv(4096)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        record = json.loads(line)
+        if not isinstance(record, dict):
+            raise ValueError(f"unexpected record from the zygote: {line[:80]!r}")
+        return record
+
+
+class ForkedProcess:
+    """A kernel forked by the zygote, with the small part of ``Popen``'s interface handles use."""
+
+    def __init__(self, lines: Lines, pid: int) -> None:
+        self.lines = lines
+        self.pid = pid
+        self.pidfd = os.pidfd_open(pid)
+        self.returncode: int | None = None
+
+    def running(self) -> bool:
+        """Whether the kernel still runs (its pidfd is not readable yet)."""
+        return self.pidfd >= 0 and not select.select([self.pidfd], [], [], 0)[0]
+
+    def exit_code(self, timeout: float = EXIT_REPORT_TIMEOUT_S) -> int | None:
+        """The exit code the zygote reported once it reaped the kernel; None when it never says."""
+        if self.returncode is None and self.lines.conn.fileno() >= 0:
+            with contextlib.suppress(OSError, ValueError):
+                record = self.lines.read(time.monotonic() + timeout)
+                if record is not None and isinstance(record.get("exit"), int):
+                    self.returncode = record["exit"]
+        return self.returncode
+
+    def wait(self, timeout: float) -> None:
+        """Wait until the kernel has exited; ``subprocess.TimeoutExpired`` when it has not in time."""
+        if self.pidfd >= 0 and not select.select([self.pidfd], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired(f"forked kernel {self.pid}", timeout)
+
+    def signal(self, signum: int) -> None:
+        """Send ``signum`` to the kernel itself (through its pidfd: never to a reused pid)."""
+        if self.pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.pidfd, signum)
+
+    def close(self) -> None:
+        """Release the pidfd and the connection (after the kernel is gone)."""
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+        self.lines.conn.close()
+
+
+class Zygote:
+    """One fork server process and its socket; :meth:`fork` gives a fresh kernel."""
+
+    def __init__(self, python: str, env: dict[str, str]) -> None:
+        self.python = python
+        self.root = Path(tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{this_owner().tag}-zygote-", dir="/tmp"))
+        self.root.chmod(0o700)
+        self.socket = self.root / "sock"
+        self.ready = threading.Event()
+        self.failure: str | None = None
+        self.missing: list[str] = []
+        with open(self.root / "zygote.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [python, "-m", ZYGOTE_MODULE, "--socket", str(self.socket), "--room", "." * ROOM],
+                cwd=self.root,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+                close_fds=True,
+            )
+        threading.Thread(target=self._await_ready, name="pbx-zygote-ready", daemon=True).start()
+
+    def _await_ready(self) -> None:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        try:
+            self.missing = list(json.loads(line)["missing"])
+        except (ValueError, KeyError, TypeError):
+            self.failure = f"the zygote exited before it was ready ({self.proc.poll()}); see {self.root}/zygote.log"
+        self.ready.set()
+
+    def usable(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the zygote to listen; False when it failed or died."""
+        return self.ready.wait(timeout) and self.failure is None and self.proc.poll() is None
+
+    def fork(self, request: ForkRequest, log_fd: int) -> ForkedProcess:
+        """A fresh kernel for ``request``; ``ZygoteUnavailable`` when the zygote cannot serve."""
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            conn.connect(str(self.socket))
+            send_request(conn, request, log_fd)
+            lines = Lines(conn)
+            record = lines.read(time.monotonic() + FORK_REPLY_TIMEOUT_S)
+            if record is None:
+                raise ZygoteUnavailable("the zygote did not answer a fork request")
+            return ForkedProcess(lines, int(record["pid"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            conn.close()
+            raise ZygoteUnavailable(f"the zygote could not fork a kernel: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+
+    def stop(self) -> None:
+        """Close the zygote's stdin (it exits), then make sure it is gone and remove its directory."""
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        remove_tree(self.root)
+
+
+_zygotes: dict[tuple[str, ...], Zygote] = {}
+_lock = threading.Lock()
+
+
+def zygote_for(python: str, env: dict[str, str]) -> Zygote:
+    """The running zygote for ``python`` and the import-time ``env`` (started now if there is none)."""
+    key = (python, *sorted(f"{k}={v}" for k, v in env.items()))
+    with _lock:
+        zygote = _zygotes.get(key)
+        if zygote is not None and zygote.ready.is_set() and not zygote.usable(0):
+            zygote.stop()
+            zygote = None
+        if zygote is None:
+            zygote = _zygotes[key] = Zygote(python, env)
+        return zygote
+
+
+def stop_all() -> None:
+    """Stop every zygote of this process (at exit, and when every sandbox is closed)."""
+    with _lock:
+        zygotes = list(_zygotes.values())
+        _zygotes.clear()
+    for zygote in zygotes:
+        with contextlib.suppress(Exception):
+            zygote.stop()
+
+
+def running() -> list[dict[str, Any]]:
+    """The zygotes of this process: pid, directory, readiness (for ``Sandbox.info`` and benchmarks)."""
+    with _lock:
+        return [
+            {"pid": z.proc.pid, "root": str(z.root), "ready": z.ready.is_set() and z.failure is None}
+            for z in _zygotes.values()
+        ]
+
+
+live.on_close_all(stop_all)

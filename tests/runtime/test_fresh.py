@@ -1,0 +1,262 @@
+"""Fresh kernels from the local fast path (the zygote) are as clean and isolated as cold ones.
+
+Real kernels throughout: each test forks kernels from this process's real zygote and probes them
+from inside (policy off, so the operating-system walls are what is tested) and from the host
+(``/proc``, the zygote's memory). What one sandbox did must never be visible to the next, every
+random source must differ between fresh sandboxes, the zygote must hold nothing of any sandbox,
+and the ``fast_start`` option must turn the path off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pixelbox.runtime import Sandbox, SandboxPool
+from pixelbox.runtime.backends import zygote as zygotes
+
+LOCAL: dict[str, Any] = {"backend": "local", "policy": False}
+
+DIRTY = r"""
+import colorsys, os, random, sys
+import numpy
+secret = "sandbox-a-variable-secret"
+open("left.txt", "w").write("sandbox-a-file-secret")
+open("/tmp/pbx-fresh-test-" + str(os.getpid()), "w").write("sandbox-a-tmp-secret")
+open("/dev/shm/pbx-fresh-test", "w").write("sandbox-a-shm-secret")
+os.environ["LEFT_BEHIND"] = "sandbox-a-env-secret"
+colorsys.rgb_to_hsv = lambda *a: "patched by sandbox a"
+numpy.pi = 3.0
+random.seed(1234)
+numpy.random.seed(1234)
+sys.modules["planted_by_a"] = type(sys)("planted_by_a")
+print(os.getpid())
+"""
+
+PROBE = r"""
+import colorsys, glob, json, os, sys
+import numpy
+seen = {
+    "variable": "secret" in globals(),
+    "file": os.path.exists("left.txt"),
+    "tmp": glob.glob("/tmp/pbx-fresh-test-*"),
+    "shm": os.path.exists("/dev/shm/pbx-fresh-test"),
+    "env": os.environ.get("LEFT_BEHIND"),
+    "env_a": os.environ.get("ONLY_A"),
+    "stdlib_patched": colorsys.rgb_to_hsv(0, 0, 0) != (0.0, 0.0, 0.0),
+    "numpy_patched": numpy.pi != 3.141592653589793,
+    "module": "planted_by_a" in sys.modules,
+}
+print(json.dumps(seen))
+"""
+
+RANDOMS = r"""
+import json, multiprocessing, os, random, tempfile, uuid
+import cv2, numpy
+print(json.dumps({
+    "random": random.random(),
+    "numpy": float(numpy.random.rand()),
+    "cv2": int(cv2.randu(numpy.zeros(1, numpy.uint32), 0, 2**31 - 1)[0]),
+    "urandom": os.urandom(16).hex(),
+    "uuid4": str(uuid.uuid4()),
+    "tempname": next(tempfile._get_candidate_names()),
+    "authkey": bytes(multiprocessing.current_process().authkey).hex(),
+}))
+"""
+
+
+@pytest.fixture
+def secret_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-host-secret-of-the-fresh-tests")
+    yield
+
+
+def _run(sb: Sandbox, code: str) -> str:
+    result = sb.execute(code, timeout=60)
+    assert result.status == "ok", (result.status, result.error, result.stderr)
+    return result.stdout
+
+
+def _clean(seen: dict[str, Any]) -> None:
+    assert seen == {
+        "variable": False,
+        "file": False,
+        "tmp": [],
+        "shm": False,
+        "env": None,
+        "env_a": None,
+        "stdlib_patched": False,
+        "numpy_patched": False,
+        "module": False,
+    }
+
+
+def test_the_fast_path_is_taken_and_the_kernel_is_confined() -> None:
+    """A kernel forked from the zygote runs as its own unprivileged uid, network-isolated, and reads
+    like a cold kernel in ``/proc`` (so leak checks and ``pixelbox cleanup`` find it)."""
+    with Sandbox(**LOCAL) as sb:
+        assert sb.start_path == "fast"
+        info = sb.info
+        pid = info.kernel["pid"]
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        assert f"-m pixelbox.kernel --ipc-dir {sb.layout.ipc}" in cmdline
+        parent = int(re.search(r"PPid:\s+(\d+)", Path(f"/proc/{pid}/status").read_text()).group(1))  # type: ignore[union-attr]
+        assert parent in {z["pid"] for z in zygotes.running()}
+        assert info.kernel["start"] == "fast"
+        if os.geteuid() == 0:
+            assert info.kernel["uid"] not in (0, os.getuid())
+            assert info.isolation["network_isolated"] is True
+            assert "private tmpfs" in info.isolation["dev_shm"]
+        assert _run(sb, "import os\nprint(os.getcwd())").strip() == str(sb.layout.work)
+
+
+def test_nothing_of_one_sandbox_reaches_the_next(secret_env: None) -> None:
+    """Variables, workspace files, /tmp and /dev/shm files, environment variables, patched modules and
+    planted modules of sandbox A are invisible to B, both while A runs and after it closed."""
+    first = Sandbox(env={"ONLY_A": "sandbox-a-option-secret"}, **LOCAL)
+    try:
+        assert first.start_path == "fast"
+        _run(first, DIRTY)
+        with Sandbox(**LOCAL) as during:
+            assert during.start_path == "fast"
+            _clean(json.loads(_run(during, PROBE)))
+    finally:
+        first.close()
+    with Sandbox(**LOCAL) as after:
+        assert after.start_path == "fast"
+        _clean(json.loads(_run(after, PROBE)))
+        host_env = _run(after, "import os\nprint(os.environ.get('OPENAI_API_KEY'))")
+        assert host_env == "None\n"
+
+
+def test_random_state_differs_between_fresh_sandboxes() -> None:
+    """Every random source is reseeded per fork: no two fresh kernels draw the same numbers."""
+    draws = []
+    for _ in range(3):
+        with Sandbox(**LOCAL) as sb:
+            assert sb.start_path == "fast"
+            draws.append(json.loads(_run(sb, RANDOMS)))
+    for source in draws[0]:
+        values = [d[source] for d in draws]
+        assert len(set(values)) == len(values), f"{source} repeated across fresh sandboxes: {values}"
+
+
+def _memory_holds(pid: int, needles: list[bytes]) -> list[bytes]:
+    """Which of ``needles`` occur anywhere in the readable memory of process ``pid`` (root only)."""
+    found: set[bytes] = set()
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("r") or "[vvar" in line or "[vsyscall" in line:
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                chunk = mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue
+            found.update(n for n in needles if n in chunk)
+    return sorted(found)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reading another process's memory needs root")
+def test_the_zygote_never_holds_a_sandbox_secret() -> None:
+    """Neither the environment a sandbox is given nor its connection key ever enter the zygote's
+    memory (the forked child reads its request itself), so no later kernel can inherit them."""
+    secret = "pbx-env-secret-" + os.urandom(8).hex()
+    with Sandbox(env={"API_TOKEN": secret}, **LOCAL) as sb:
+        assert sb.start_path == "fast"
+        assert _run(sb, "import os\nprint(os.environ['API_TOKEN'])").strip() == secret
+        key = sb.connection_info["key"]
+        needles = [secret.encode(), key.encode() if isinstance(key, str) else bytes(key)]
+        kernel_pid = sb.info.kernel["pid"]
+        assert _memory_holds(kernel_pid, needles), "the probe must see the secret where it is"
+        for zygote in zygotes.running():
+            assert _memory_holds(zygote["pid"], needles) == [], "the zygote holds a sandbox's secret"
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            inodes.add(target)
+    return inodes
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="kernels share the host uid without root")
+def test_a_kernel_holds_nothing_of_the_zygote_and_cannot_reach_it() -> None:
+    """The forked kernel keeps none of the zygote's descriptors (its listener, other kernels'
+    connections) and cannot connect to the zygote's socket (in a directory only the host enters, which
+    the kernel's private /tmp does not even show)."""
+    with Sandbox(**LOCAL) as first, Sandbox(**LOCAL) as sb:
+        assert first.start_path == sb.start_path == "fast"
+        (zygote,) = [z for z in zygotes.running() if z["ready"]]
+        shared = _socket_inodes(sb.info.kernel["pid"]) & _socket_inodes(zygote["pid"])
+        assert shared == set()
+        probe = (
+            "import socket\ns = socket.socket(socket.AF_UNIX)\n"
+            f"try:\n    s.connect({zygote['root'] + '/sock'!r}); print('REACHED')\n"
+            "except OSError as exc:\n    print(type(exc).__name__)"
+        )
+        assert _run(sb, probe).strip() in ("PermissionError", "FileNotFoundError")  # private /tmp: not even seen
+
+
+def test_fast_start_off_starts_cold_and_the_pool_refills_fast() -> None:
+    """``fast_start=False`` starts cold; a pool's refills come from the fast path by default."""
+    with Sandbox(fast_start=False, **LOCAL) as sb:
+        assert sb.start_path == "cold"
+        assert sb.info.kernel["start"] == "cold"
+    with SandboxPool(1, backend="local") as pool:
+        for _ in range(2):
+            with pool.sandbox(timeout=120) as sb:
+                assert sb.start_path == "fast"
+                assert _run(sb, "print(1 + 1)") == "2\n"
+    with SandboxPool(1, backend="local", fast_start=False) as pool, pool.sandbox(timeout=120) as sb:
+        assert sb.start_path == "cold"
+
+
+def test_a_forked_kernel_crash_is_reported_and_replaced() -> None:
+    """A forked kernel that dies says how (its exit code comes from the zygote) and the next cell
+    gets a fresh kernel, again from the fast path."""
+    with Sandbox(**LOCAL) as sb:
+        crashed = sb.execute("import os\nos._exit(3)")
+        assert crashed.status == "crashed"
+        assert crashed.crash_reason == "exited with code 3"
+        again = sb.execute("print('back')")
+        assert again.status == "ok" and again.stdout == "back\n" and again.restarted
+        assert sb.start_path == "fast"
+
+
+def _dead(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_kernels_outlive_a_dead_zygote_and_the_next_sandbox_gets_a_new_one() -> None:
+    """Killing the zygote leaves running kernels working and closable; the next sandbox starts a new
+    zygote (the first start waits for it, then forks)."""
+    with Sandbox(**LOCAL) as sb:
+        assert sb.start_path == "fast"
+        for zygote in zygotes.running():
+            os.kill(zygote["pid"], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while not all(_dead(z["pid"]) for z in zygotes.running()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _run(sb, "print('still here')") == "still here\n"
+        with Sandbox(**LOCAL) as after:
+            assert after.start_path == "fast"
+            assert _run(after, "print(2)") == "2\n"
