@@ -10,10 +10,12 @@ workspaces, mounts and control groups are removed here, after the kernels that h
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 from pixelbox.runtime.backends import BACKENDS
+from pixelbox.runtime.backends import zygote as zygotes
 from pixelbox.runtime.backends.base import CleanupReport, Owned
 from pixelbox.runtime.backends.cgroups import pixelbox_groups, remove_group
 from pixelbox.runtime.mounts import mounts_under, unmount
@@ -82,8 +84,9 @@ def leftovers_of(pid: int, start: int | None = None) -> dict[str, list[str]]:
     workspaces, cgroups, mounts, and what each backend still runs for it (kernels, containers).
 
     Empty once every sandbox of that process is closed; the test session's leak check and the soak
-    read it. What another process with the same pid left (pids are reused) is not counted, and
-    exited (zombie) kernels hold nothing.
+    read it. A live zygote of this process (the local backend's fork server, shared by its sandboxes
+    and stopped with them at exit) is no leftover; a dead one's directory is. What another process
+    with the same pid left (pids are reused) is not counted, and exited (zombie) kernels hold nothing.
     """
     start = start if start is not None else process_start(pid)
 
@@ -92,7 +95,8 @@ def leftovers_of(pid: int, start: int | None = None) -> dict[str, list[str]]:
 
     found: dict[str, list[str]] = {}
     prefix = f"{ROOT_PREFIX}{pid}"
-    dirs = [str(p) for p in Path("/tmp").glob(f"{prefix}*") if mine(f"{p}/")]
+    helpers = {z["root"] for z in zygotes.running() if z["alive"]} if pid == os.getpid() else set()
+    dirs = [str(p) for p in Path("/tmp").glob(f"{prefix}*") if mine(f"{p}/") and str(p) not in helpers]
     groups = [str(p) for p in pixelbox_groups(prefix) if mine(f"/{p.name}/")]
     mounts = [m for m in mounts_under(f"/tmp/{prefix}") if mine(f"{m}/")]
     for key, items in (("directories", dirs), ("cgroups", groups), ("mounts", mounts)):

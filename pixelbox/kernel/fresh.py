@@ -23,6 +23,7 @@ sandbox's data; both are the known trade of every fork server (Android's zygote 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -34,11 +35,32 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NoReturn
 
+KERNEL_ARGS = (
+    "--IPKernelApp.no_stdout=False",
+    "--InteractiveShell.colors=nocolor",
+    "--InteractiveShell.xmode=Plain",
+    "--HistoryManager.enabled=False",
+    "--Session.packer=pixelbox.kernel.channel.pack_message",
+)
+"""ipykernel's options for every kernel (the connection file comes first, per sandbox)."""
+
 PRELOAD = (
     "ipykernel.kernelapp",
     "ipykernel.ipkernel",
     "ipykernel.zmqshell",
     "IPython.core.interactiveshell",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "IPython.utils.wildcard",
+    "ipykernel.debugger",
+    "tornado.gen",
+    "tornado.locks",
+    "tornado.queues",
+    "tornado.platform.asyncio",
+    "pdb",
+    "faulthandler",
     "pixelbox.kernel.plugins",
     "pixelbox.kernel.streams",
     "pixelbox.kernel.policy",
@@ -78,7 +100,19 @@ def preload(modules: tuple[str, ...] = PRELOAD) -> list[str]:
             importlib.import_module(name)
         except Exception as exc:  # a library absent from this interpreter: its kernels import it themselves
             missing.append(f"{name}: {exc}")
+    _warm_command_line()
     return missing
+
+
+def _warm_command_line() -> None:
+    """Parse the kernel's command line once in a throwaway application, so the regular expressions
+    traitlets and argparse compile for it are in ``re``'s cache of every copy of this process (a
+    fifth of a forked kernel's start otherwise). Nothing of it is kept: no singleton, no sockets."""
+    from ipykernel.kernelapp import IPKernelApp
+
+    with contextlib.suppress(Exception):
+        IPKernelApp().parse_command_line(["-f", "/nonexistent/kernel.json", *KERNEL_ARGS])
+    IPKernelApp.clear_instance()
 
 
 def adopt_environment(env: Mapping[str, str]) -> None:
@@ -156,17 +190,7 @@ def serve(ipc_dir: Path, env: Mapping[str, str] | None = None) -> NoReturn:
     from ipykernel.kernelapp import IPKernelApp
 
     app = IPKernelApp.instance()
-    app.initialize(
-        [
-            "-f",
-            str(ipc_dir / CONNECTION_FILE),
-            "--IPKernelApp.no_stdout=False",
-            "--InteractiveShell.colors=nocolor",
-            "--InteractiveShell.xmode=Plain",
-            "--HistoryManager.enabled=False",
-            "--Session.packer=pixelbox.kernel.channel.pack_message",
-        ]
-    )
+    app.initialize(["-f", str(ipc_dir / CONNECTION_FILE), *KERNEL_ARGS])
     problems = install_plugins(app.shell, config)
     write_ready(ipc_dir, problems)
     app.start()

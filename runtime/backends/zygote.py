@@ -205,10 +205,15 @@ def stop_all() -> None:
 
 
 def running() -> list[dict[str, Any]]:
-    """The zygotes of this process: pid, directory, readiness (for ``Sandbox.info`` and benchmarks)."""
+    """The zygotes of this process: pid, directory, readiness, whether it runs (for leak checks and benchmarks)."""
     with _lock:
         return [
-            {"pid": z.proc.pid, "root": str(z.root), "ready": z.ready.is_set() and z.failure is None}
+            {
+                "pid": z.proc.pid,
+                "root": str(z.root),
+                "ready": z.ready.is_set() and z.failure is None,
+                "alive": z.proc.poll() is None,
+            }
             for z in _zygotes.values()
         ]
 
