@@ -589,3 +589,16 @@ def test_a_trusted_program_window_lets_start_only_that_program_and_stop_only_its
         program.pids.add(4242)
         assert audit._trusted("os.kill", (4242, 9))
     assert not audit._trusted("subprocess.Popen", start) and not audit._trusted("os.kill", (4242, 9))
+
+
+def test_refused_dunders_say_what_to_write_instead(shell: InteractiveShell) -> None:
+    static = run_refused(shell, "size = 2\nkind = size.__class__")
+    assert "(write type(obj) instead)" in str(static)
+    runtime = run_refused(shell, "getattr(2, '__dict__')")
+    assert "write vars(obj) for objects of your own classes" in str(runtime)
+
+
+def test_vars_reads_own_objects_only(shell: InteractiveShell) -> None:
+    own = run_ok(shell, "class Point:\n    def __init__(self):\n        self.x, self._y = 1, 2\nvars(Point())")
+    assert own == {"x": 1, "_y": 2}
+    assert run_refused(shell, "from PIL import Image\nvars(Image.new('L', (1, 1)))").rule == "denied-builtin"

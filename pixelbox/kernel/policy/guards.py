@@ -75,7 +75,7 @@ class Refusal:
 def hidden_attribute(name: str) -> PolicyAttributeError:
     """The error for an attribute the policy hides."""
     if name.startswith("_"):
-        what = f"attribute names starting with '_' are not allowed: {name!r}"
+        what = f"attribute names starting with '_' are not allowed: {name!r}{names.hint(name)}"
         return PolicyAttributeError.build(what, "no-underscore-attr")
     what = f"attribute {name!r} exposes interpreter internals or raw memory and is not allowed"
     return PolicyAttributeError.build(what, "no-frame-access")
@@ -207,11 +207,14 @@ class Guards:
             what = f"{which}() is only available to your own code"
             raise PolicyPermissionError.build(what, "denied-builtin", "Refer to your variables by name")
         space = frame.f_globals if which == "globals" else frame.f_locals
-        return NamespaceView(
-            (key, value)
-            for key, value in space.items()
-            if type(key) is str and (not key.startswith("_") or names.private_name(key))
-        )
+        return NamespaceView(names.public_items(space))
+
+    def vars(self, *args: Any) -> dict[str, Any]:
+        """The ``vars`` builtin: ``vars(obj)`` for objects of model code's own classes, without dunders."""
+        if len(args) == 1 and self.owns(args[0]):
+            return names.public_items(vars(args[0]))
+        what = "vars() is only available as vars(obj) on objects of classes your code defined"
+        raise PolicyPermissionError.build(what, "denied-builtin", "Use locals(), or getattr() with public names")
 
     def vet(self, value: Any) -> Any:
         """Pass ``value`` to model code, unless it is a gated module or a substituted function."""
@@ -421,7 +424,6 @@ REFUSED_BUILTINS: dict[str, str] = {
     "eval": "Write the expression directly",
     "exec": "Write the code directly in the cell",
     "compile": "Write the code directly in the cell",
-    "vars": "Use getattr() with public attribute names, or dir()",
     "breakpoint": "There is no debugger; print() what you need to see",
     "input": "There is no interactive input; use the files and variables you were given",
     "help": "Documentation is not available inside the sandbox",
@@ -456,6 +458,7 @@ def build_builtins(
             "_private_write_": guards.private_write,
             "globals": namespace_builtin(guards, "globals"),
             "locals": namespace_builtin(guards, "locals"),
+            "vars": guards.vars,
             "_inplacevar_": guards.inplacevar,
             "_apply_": guards.apply,
             "_unpack_sequence_": guards.unpack,

@@ -62,6 +62,13 @@ comparisons), and ``super()`` may reach. Never the ones that take over attribute
 (``__getattr__``, ``__getattribute__``, ``__setattr__``), object creation or pickling, nor
 ``__del__``, which would run model code whenever the garbage collector does, outside any cell."""
 
+HINTS = {
+    "__class__": "write type(obj) instead",
+    "__dict__": "write vars(obj) for objects of your own classes",
+    "__qualname__": "write __name__ instead",
+}
+"""What to write instead of a refused dunder attribute that ordinary code reaches for."""
+
 NAMED_TUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_field_defaults", "_make"})
 """The documented API of ``collections.namedtuple`` classes, which starts with '_'."""
 
@@ -92,6 +99,16 @@ def owned(cls: type, model_classes: Container[type]) -> bool:
     if cls not in model_classes:
         return False
     return all(klass in model_classes or klass in TRUSTED_BASES for klass in cls.__mro__)
+
+
+def hint(name: str) -> str:
+    """`` (what to write instead)`` for a refused attribute ``name``, or nothing."""
+    return f" ({HINTS[name]})" if name in HINTS else ""
+
+
+def public_items(space: Any) -> dict[str, Any]:
+    """A copy of the namespace or ``__dict__`` ``space`` without its dunder names."""
+    return {k: v for k, v in space.items() if type(k) is str and (not k.startswith("_") or private_name(k))}
 
 
 def named_tuple_api(obj: Any, name: str) -> bool:

@@ -38,7 +38,7 @@ _RP_MESSAGES: tuple[tuple[str, str, str], ...] = (
     (
         'invalid attribute name because it starts with "_"',
         "no-underscore-attr",
-        "attribute names starting with '_' are not allowed: {name!r}",
+        "attribute names starting with '_' are not allowed: {name!r}{hint}",
     ),
     (
         'invalid variable name because it starts with "_"',
@@ -74,8 +74,9 @@ def classify(info: str) -> tuple[str, str]:
     node = _NODE.search(body)
     for needle, rule, template in _RP_MESSAGES:
         if needle in body:
+            name = quoted.group(1) if quoted else "?"
             return rule, template.format(
-                name=quoted.group(1) if quoted else "?", node=node.group(1) if node else "this statement"
+                name=name, node=node.group(1) if node else "this statement", hint=names.hint(name)
             )
     return "restricted-syntax", body
 
