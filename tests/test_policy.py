@@ -602,3 +602,12 @@ def test_vars_reads_own_objects_only(shell: InteractiveShell) -> None:
     own = run_ok(shell, "class Point:\n    def __init__(self):\n        self.x, self._y = 1, 2\nvars(Point())")
     assert own == {"x": 1, "_y": 2}
     assert run_refused(shell, "from PIL import Image\nvars(Image.new('L', (1, 1)))").rule == "denied-builtin"
+
+
+def test_no_guard_name_can_be_named_and_trusted_bases_hide_nothing(shell: InteractiveShell) -> None:
+    from pixelbox.kernel.policy import names
+
+    guards = [name for name in shell.user_ns["__builtins__"] if name.startswith("_")]
+    assert guards and not [name for name in guards if names.private_name(name)], guards
+    private = {n for t in names.TRUSTED_BASES for n in dir(t) if n.startswith("_") and not n.startswith("__")}
+    assert private == {"_abc_impl", "_is_protocol"}, "a trusted base must not bring private attributes to reach"

@@ -73,7 +73,8 @@ NAMED_TUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_field_defaults"
 """The documented API of ``collections.namedtuple`` classes, which starts with '_'."""
 
 TRUSTED_BASES: frozenset[type] = frozenset(
-    {value for value in vars(builtins).values() if isinstance(value, type)} | {abc.ABC, typing.Generic}
+    {value for name, value in vars(builtins).items() if isinstance(value, type) and not name.startswith("_")}
+    | {abc.ABC, typing.Generic}
 )
 """Bases a class of model code may have and still own its private attributes: the builtin types
 (``object``, ``dict``, ``Exception``...), ``abc.ABC`` and ``typing.Generic``."""
