@@ -222,3 +222,21 @@ def stale_custom_image(labels: dict[str, str] | None) -> str | None:
         return None
     rebuild = labels.get(LABEL_REBUILD, "pixelbox image build ... --tag NAME")
     return f"it extends {built_on}, but this pixelbox's kernel image is {current}; rebuild it with `{rebuild}`"
+
+
+def derived_images(client: docker.DockerClient) -> list[dict[str, object]]:
+    """Every derived image in the engine: its tags, what it adds, and whether these sources can run it."""
+    found = []
+    for image in client.images.list(filters={"label": LABEL_KERNEL}):
+        labels = image.labels or {}
+        problem = stale_custom_image(labels)
+        found.append(
+            {
+                "tags": sorted(image.tags),
+                "extends": labels.get(LABEL_KERNEL),
+                "adds": json.loads(labels.get(LABEL_PACKAGES, "{}")),
+                "current": problem is None,
+                "rebuild": labels.get(LABEL_REBUILD),
+            }
+        )
+    return sorted(found, key=lambda entry: str(entry["tags"]))

@@ -11,6 +11,7 @@ anything is built, with a message naming it. The images made here are removed at
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 from conftest import require_backend
 
 from pixelbox.cli import main
-from pixelbox.runtime import ImageMissing, OptionsError, Sandbox
+from pixelbox.runtime import BackendUnavailable, ImageMissing, OptionsError, Sandbox
 from pixelbox.runtime.custom_image import LABEL_KERNEL, LABEL_PACKAGES, LABEL_REBUILD, build_custom_image
 from pixelbox.runtime.image import ImageBuildError, kernel_image_tag
 
@@ -115,6 +116,18 @@ def test_derived_image_of_another_kernel_is_refused_with_the_rebuild_command(eng
             Sandbox(backend="docker", image=stale)
     finally:
         _remove(engine, stale)
+
+
+def test_status_lists_the_derived_image(derived: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["image", "status"]) == 0
+    entry = next(e for e in json.loads(capsys.readouterr().out)["derived"] if derived in e["tags"])
+    assert entry["current"] is True and entry["extends"] == kernel_image_tag()
+    assert entry["adds"] == {"requirements": [PACKAGE], "apt": [APT]}
+
+
+def test_auto_with_a_missing_image_does_not_fall_back_to_local(engine: Any) -> None:
+    with pytest.raises(BackendUnavailable, match="no backend is available: docker: the image pixelbox-test-absent"):
+        Sandbox(image="pixelbox-test-absent:1")
 
 
 def test_missing_requirements_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

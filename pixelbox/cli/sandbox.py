@@ -85,12 +85,14 @@ def cmd_image(args: argparse.Namespace) -> int:
         tag = image.build_kernel_image(force=args.force)
         print(tag)
         return 0
+    from pixelbox.runtime.custom_image import derived_images
     from pixelbox.runtime.docker_engine import docker_client
 
     client = docker_client()
     tag = image.kernel_image_tag()
     present = image.image_present(client)
-    print(json.dumps({"tag": tag, "present": present, "stale": image.stale_images(client)}, indent=1))
+    report = {"tag": tag, "present": present, "stale": image.stale_images(client), "derived": derived_images(client)}
+    print(json.dumps(report, indent=1))
     return 0 if present else 1
 
 
