@@ -7,7 +7,7 @@ hundreds of episodes (RL rollouts, concurrent evaluations) never block on a kern
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,11 @@ class AsyncSandbox:
         """Start a sandbox without blocking the event loop."""
         return cls(await asyncio.to_thread(Sandbox, options, inputs=inputs, **overrides))
 
-    async def execute(self, code: str, *, timeout: float | None = None) -> Execution:
+    async def execute(
+        self, code: str, *, timeout: float | None = None, save_as: Mapping[str, Any] | None = None
+    ) -> Execution:
         """See :meth:`Sandbox.execute`."""
-        return await asyncio.to_thread(self.sync.execute, code, timeout=timeout)
+        return await asyncio.to_thread(self.sync.execute, code, timeout=timeout, save_as=save_as)
 
     async def restart(self) -> None:
         """See :meth:`Sandbox.restart`."""

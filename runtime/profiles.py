@@ -102,7 +102,7 @@ register(
     Profile(
         ProfileSpec(
             "deepeyes",
-            stem="image_",
+            stem=None,  # the DeepEyes/Thyme agents name each turn's saves image_{K+1}.png per cell (save_as)
             first_index=1,
             capture_open_figures=False,
             env_output_dir=("PROCESSED_IMAGE_SAVE_PATH",),
@@ -111,7 +111,7 @@ register(
         PromptFacts(
             "Image 0 is image_0.png in the working directory (also at the path in ORIGINAL_IMAGE_PATH).",
             "the working directory",
-            "image N is saved as image_N.png",
+            "what turn N saves is image_N.png (other files keep their names)",
         ),
     )
 )

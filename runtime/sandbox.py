@@ -18,6 +18,7 @@ from pixelbox.contract.wire import (
     EXEC_METADATA_KEY,
     KERNEL_PROTOCOL,
     ORIGINAL_SOURCE_METADATA_KEY,
+    SAVE_AS_METADATA_KEY,
     tool_arguments,
     tool_cell,
 )
@@ -329,23 +330,28 @@ class Sandbox:
 
     # -- execution ---------------------------------------------------------------------------
 
-    def execute(self, code: str, *, timeout: float | None = None) -> Execution:
+    def execute(
+        self, code: str, *, timeout: float | None = None, save_as: Mapping[str, Any] | None = None
+    ) -> Execution:
         """Run ``code`` as the next cell and return what happened (never raises for cell faults).
 
         With ``options.trace`` the cell is instrumented on the host first (cached by hash) and the
-        agent's own source travels alongside it, so tracebacks quote the agent's code.
+        agent's own source travels alongside it, so tracebacks quote the agent's code. ``save_as``
+        (``{"name": FILE, "apis": [...]}``, :data:`~pixelbox.contract.wire.SAVE_AS_METADATA_KEY`)
+        names every image the cell saves through those APIs, the last one winning.
         """
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
+        extra = {SAVE_AS_METADATA_KEY: {"name": str(save_as["name"]), "apis": list(save_as["apis"])}} if save_as else {}
         if not self.options.trace:
-            return self._execute_cell(code, {}, timeout)
+            return self._execute_cell(code, extra, timeout)
         try:
             cell = instrument(code)
         except InstrumentationError as exc:
             return self._refused(ErrorInfo("InstrumentationError", str(exc), str(exc)))
         if cell.refusal is not None:
             return self._refused(ErrorInfo("ReservedNameError", cell.refusal, cell.refusal))
-        result = self._execute_cell(cell.code, {ORIGINAL_SOURCE_METADATA_KEY: code}, timeout)
+        result = self._execute_cell(cell.code, {ORIGINAL_SOURCE_METADATA_KEY: code, **extra}, timeout)
         self._audits.note(code, result)
         if cell.untraced_lines:
             lines = ", ".join(map(str, cell.untraced_lines))
@@ -501,6 +507,7 @@ class Sandbox:
         links, real images); also say whether a record was forged (the execution is then tampered)."""
         admitted: list[dict[str, Any]] = []
         forged = False
+        announced = _without_replaced(announced)
         max_pixels = int(dict(self.options.io.get("limits") or {}).get("max_pixels_per_image", MAX_PIXELS))
         numbering = self._numbering()
         for record in announced:
@@ -648,3 +655,18 @@ def _notices(records: list[dict[str, Any]]) -> tuple[list[str], bool]:
         else:
             texts.append(str(record.get("message", record.get("text", record))))
     return texts, tampered
+
+
+def _without_replaced(announced: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records whose files still hold what they announced: one a later save of the same cell
+    replaced under a host save name (same path, the later record ``replaces`` its index) is dropped."""
+    kept: list[dict[str, Any]] = []
+    for position, record in enumerate(announced):
+        later = announced[position + 1 :]
+        if isinstance(record, dict) and any(
+            isinstance(r, dict) and r.get("replaces") == record.get("index") and r.get("path") == record.get("path")
+            for r in later
+        ):
+            continue
+        kept.append(record)
+    return kept

@@ -7,7 +7,10 @@ The official repository drives these models with their own prompt and tool synta
   with Python, or ``<tool_log>`` holding a JSON array of ``{"tool_name", "arguments"}`` objects) or
   the final ``<answer>``;
 - tool results come back as a user message ``<tool_results>[{tool_name, arguments, output}]</tool_results>``;
-- the images are named ``image_0.png`` (the input) and ``image_K.png`` (what step K saved);
+- the images are named ``image_0.png`` (the input) and, whatever name the code gives, every image saved
+  in turn K (from 0) is ``image_{K+1}.png``: a later save of the turn overwrites an earlier one, a turn
+  without a save leaves a gap. Thyme's runner redirects ``PIL.Image.Image.save``, DeepEyes' also
+  ``cv2.imwrite`` (:data:`SAVE_APIS`); :meth:`TextToolAgent.save_as` asks the kernel for that name;
 - Thyme, from its second turn on, is reminded at the top of the system prompt to answer as soon as it
   is sure.
 
@@ -53,12 +56,16 @@ _LOG_ACTION = (
     "- act with tools inside <tool_log>...</tool_log>: a JSON array of\n"
     '  {"tool_name": ..., "arguments": {...}} objects;\n'
 )
-_CODE_IMAGES = """Images: the input is image_0.png. Open it by that name; save what step K produces as image_K.png
-(image_1.png after your first step, image_2.png after the second). A saved image is shown to you
-after the step; an image you do not save is lost. There is no display: do not call show()."""
+_CODE_IMAGES = """Images: the input is image_0.png; open it by that name. Whatever name you save under, the image
+a turn saves is stored as image_N.png, N being the turn's number counted from 1 (your first turn saves
+image_1.png, the third image_3.png); save one image per turn, since a second save in the same turn
+replaces the first. A saved image is shown to you with its name; an image you do not save is lost.
+There is no display: do not call show()."""
 _TOOL_IMAGES = """Images: image 0 is the input; every image tool makes the next image (1, 2, ...), is shown to
 you, and takes the image it works on as image_index."""
 _IMAGE_TOOLS = frozenset({"crop", "rotate", "flip", "resize", "enhance"})
+SAVE_APIS = {"thyme": ("PIL.Image.Image.save",), "deepeyes": ("PIL.Image.Image.save", "cv2.imwrite")}
+"""The save calls each runner redirects to the turn's file (other writes keep the kernel's naming)."""
 
 _THYME_REMINDER = (
     "Reminder: once you are sure of the final answer, give it right away as <answer>...</answer>; keep "
@@ -181,6 +188,11 @@ class TextToolAgent:
     def __getattr__(self, name: str) -> Any:
         """Everything else (endpoint, preflight) is the inner agent's."""
         return getattr(self.inner, name)
+
+    def save_as(self, round_number: int) -> dict[str, Any]:
+        """The kernel save name of round ``round_number`` (from 1, the official turn K + 1): ``image_{round}.png``
+        for the variant's save calls (:data:`SAVE_APIS`)."""
+        return {"name": f"image_{round_number}.png", "apis": list(SAVE_APIS[self.variant])}
 
     def prepare_sandbox(self, sandbox: Any, task: Any) -> None:
         """Put the input in the working directory as ``image_0.png``, the name the variant's prompt uses

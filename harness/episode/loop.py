@@ -290,10 +290,16 @@ class Episode:
 
     def _run_code(self, action: _Action, action_id: str, number: int, feedback: _Feedback) -> None:
         assert action.code is not None
-        self.writer.action(round=self.budget.rounds, action_id=action_id, type="code", name="python", code=action.code)
-        execution = self.sandbox.execute(action.code, timeout=self.budget.execution_timeout())
+        save_as = self._save_as()
+        named = {"save_as": save_as} if save_as else {}
+        self.writer.action(
+            round=self.budget.rounds, action_id=action_id, type="code", name="python", code=action.code, **named
+        )
+        execution = self.sandbox.execute(action.code, timeout=self.budget.execution_timeout(), **named)
         self.budget.note_execution(execution.status)
         images = self.book.ingest(self.sandbox, execution.artifacts, "code", execution=execution)
+        if save_as:  # the runner looks only at the turn's file; other writes stay in the trace, unseen
+            images = [image for image in images if image.name == save_as["name"]]
         shown = "\n".join(
             t for t in (code_observation(execution, text_chars=self.config.text_chars), image_lines(images)) if t
         )
@@ -303,6 +309,12 @@ class Episode:
         self._observe(action_id, execution=execution, shown=text, images=images)
         feedback.texts.append(text)
         feedback.images += images
+
+    def _save_as(self) -> dict[str, Any] | None:
+        """The agent's save name for this round's code (``save_as(round)``: the DeepEyes/Thyme runners name
+        every image saved in turn K ``image_{K+1}.png``), or None: the profile names each capture."""
+        hook = getattr(self.agent, "save_as", None)
+        return hook(self.budget.rounds) if callable(hook) else None
 
     def _run_call(self, action: _Action, action_id: str, feedback: _Feedback) -> None:
         call = action.call

@@ -36,10 +36,12 @@ from PIL import Image
 
 from pixelbox.harness.export.conversation import code_files, conversation, raw_turn_text
 from pixelbox.harness.export.official_entries import (
+    VARIANT_DRIVERS,
     atomic_entries,
     code_blocks,
     exec_stderr,
     general_entries,
+    runner_variant,
 )
 from pixelbox.harness.export.tool_use import tool_use_list
 from pixelbox.harness.modes import ATOMIC, CODE
@@ -157,8 +159,10 @@ def _write_json(path: Path, value: Any) -> None:
 def _artifact_sources(episode: EpisodeRecords, run_dir: Path) -> dict[int, tuple[str, Path]]:
     """Artifact index -> (file name, readable file); :class:`ExportError` for the first that is gone."""
     sources: dict[int, tuple[str, Path]] = {}
-    kept = episode.stored_images()
+    kept, unseen = episode.stored_images(), _unseen(episode)
     for record in episode.all_artifacts():
+        if int(record["index"]) in unseen:
+            continue
         index, name = int(record["index"]), str(record.get("name") or f"image_{record['index']}.png")
         candidates = [_resolve(kept[index], run_dir)] if index in kept else []
         candidates += [_resolve(record.get(key), run_dir) for key in ARTIFACT_PATH_KEYS if record.get(key)]
@@ -171,6 +175,18 @@ def _artifact_sources(episode: EpisodeRecords, run_dir: Path) -> dict[int, tuple
             )
         sources[index] = (name, found)
     return sources
+
+
+def _unseen(episode: EpisodeRecords) -> set[int]:
+    """The images a block with a save name (``save_as``: the DeepEyes/Thyme runners' turn file) wrote under
+    other names: those runners never see them in ``tool_images/``, nor did the model (the trace keeps them)."""
+    return {
+        int(artifact["index"])
+        for step in episode.steps
+        if step.is_code and isinstance(step.action.get("save_as"), dict)
+        for artifact in step.artifacts
+        if artifact.get("name") != step.action["save_as"].get("name")
+    }
 
 
 def _resolve(value: Any, run_dir: Path) -> Path:
@@ -406,6 +422,12 @@ def _sidecar(episode: EpisodeRecords, names: dict[int, str], paths: dict[int, st
     }
 
 
+def _driver(episode: EpisodeRecords) -> str:
+    """The official runner's ``driver``: per mode, or the DeepEyes/Thyme variant's in general mode."""
+    variant = runner_variant(episode) if episode.mode == CODE else None
+    return VARIANT_DRIVERS[variant] if variant else DRIVERS.get(episode.mode, "pixelbox")
+
+
 def _run_meta(
     episode: EpisodeRecords,
     target: Path,
@@ -426,7 +448,7 @@ def _run_meta(
         "task_id": task_id,
         "task_file": str(task_file),
         "mode": MODE_NAMES.get(episode.mode, episode.mode),
-        "driver": DRIVERS.get(episode.mode, "pixelbox"),
+        "driver": _driver(episode),
         "model": episode.model,
         "temperature": _temperature(episode),
     }

@@ -11,8 +11,13 @@ General (code) mode, as the official general runner builds the list after the ep
    name in ``tool_images/``;
 3. one ``run_visual_processing_code`` / ``script_exec`` entry per executed block.
 
-Then ``index`` is renumbered from 0. Atomic mode keeps one entry per call in call order; a failed
-image tool call is left out, as the official atomic runner leaves it out. What actually executed
+Then ``index`` is renumbered from 0. Runs of the DeepEyes/Thyme runner variants (model
+``deepeyes:...`` / ``thyme:...``) follow those runners: an operation's arguments say ``operation``
+instead of ``op``, ``effective_tool_calls`` counts the web-tool calls and the executed blocks (not
+the listed operations), and Thyme's search histogram counts ``download_image`` too.
+
+Atomic mode keeps one entry per call in call order; a failed image tool call is left out, as the
+official atomic runner leaves it out. What actually executed
 (every operation with its parameters and lineage) goes to pixelbox's sidecar, never into these.
 """
 
@@ -28,6 +33,10 @@ from pixelbox.tracer.static import official_summary, official_tool_arguments
 
 SEARCH_TOOLS = ("google_search", "google_lens_search", "fetch_webpage")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tiff", ".tif")
+VARIANT_DRIVERS = {"deepeyes": "deepeyes_local", "thyme": "thyme_local"}
+"""The runner variants' ``run_meta.driver``, by the agent prefix of the episode's model."""
+HIST_TOOLS = {"thyme": (*SEARCH_TOOLS, "download_image")}
+"""Tools the variant's ``search_tool_hist`` counts (default :data:`SEARCH_TOOLS`)."""
 PYTHON_EXE = "python"
 """What ``arguments.python_exe`` says: the kernel runs code, not a python executable of the host."""
 
@@ -81,10 +90,17 @@ def _arguments(step: Step) -> dict[str, Any]:
     return dict(arguments) if isinstance(arguments, dict) else {}
 
 
+def runner_variant(episode: EpisodeRecords) -> str | None:
+    """``deepeyes`` or ``thyme`` when the episode was played by that runner variant's agent, else None."""
+    prefix = str(episode.model or "").partition(":")[0]
+    return prefix if prefix in VARIANT_DRIVERS else None
+
+
 def general_entries(
     episode: EpisodeRecords, tool_images: Path, code_paths: Sequence[Path]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """General mode entries and the counts ``run_meta`` reports (effective calls, analyses)."""
+    variant = runner_variant(episode)
     searches: list[dict[str, Any]] = []
     for step in episode.steps:
         if step.is_code:
@@ -101,7 +117,9 @@ def general_entries(
         )
     blocks = code_blocks(episode)
     files = {p.name: p for p in tool_images.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES}
-    operations = [_operation(i, args, files) for i, args in enumerate(official_tool_arguments([c for _, c in blocks]))]
+    key = "operation" if variant else "op"
+    listed = official_tool_arguments([c for _, c in blocks])
+    operations = [_operation(i, args, files, key) for i, args in enumerate(listed)]
     executions = [_execution(step, path) for (step, _), path in zip(blocks, code_paths, strict=True)]
     entries = searches + operations + executions
     stamp = utc_now()
@@ -112,17 +130,17 @@ def general_entries(
     summary["num_images_found"] = len(files)
     hist: dict[str, int] = {}
     for entry in searches:
-        if entry["tool_name"] in SEARCH_TOOLS:
+        if entry["tool_name"] in HIST_TOOLS.get(variant or "", SEARCH_TOOLS):
             hist[entry["tool_name"]] = hist.get(entry["tool_name"], 0) + 1
     counts = {
-        "effective_tool_calls": len(searches) + len(operations),
+        "effective_tool_calls": len(searches) + (len(executions) if variant else len(operations)),
         "code_analysis": summary,
         "search_analysis": {"search_tool_calls": sum(hist.values()), "search_tool_hist": hist},
     }
     return entries, counts
 
 
-def _operation(index: int, arguments: dict[str, Any], files: dict[str, Path]) -> dict[str, Any]:
+def _operation(index: int, arguments: dict[str, Any], files: dict[str, Path], key: str) -> dict[str, Any]:
     save = str(arguments.get("save") or "")
     path = files.get(save) if save else None
     paths = [str(path.resolve())] if path is not None else []
@@ -130,7 +148,7 @@ def _operation(index: int, arguments: dict[str, Any], files: dict[str, Path]) ->
         "index": index,
         "tool_name": arguments["op"],
         "raw_tool_name": "python_image_processing",
-        "arguments": {"op": arguments["op"], "save": save, "line": int(arguments.get("line") or 0)},
+        "arguments": {key: arguments["op"], "save": save, "line": int(arguments.get("line") or 0)},
         "output": {"ok": "true" if paths else "false", "output_path": paths[0] if paths else "", "output_paths": paths},
         "timestamp": None,
     }

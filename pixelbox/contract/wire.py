@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 
-KERNEL_PROTOCOL = 5
+KERNEL_PROTOCOL = 6
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
 
 CONNECTION_FILE = "kernel.json"
@@ -27,6 +27,12 @@ ORIGINAL_SOURCE_METADATA_KEY = "pixelbox.original"
 """Execute-request metadata: the agent's own source, so tracebacks quote it (not the instrumented cell)."""
 EXEC_METADATA_KEY = "pixelbox.exec"
 """Execute-request metadata: the host's execution index, so events number like results."""
+SAVE_AS_METADATA_KEY = "pixelbox.save_as"
+"""Execute-request metadata ``{"name": FILE, "apis": [API, ...]}``: every image the cell saves through
+one of those APIs (an artifact record's ``api``, e.g. ``PIL.Image.Image.save``) becomes the artifact
+``FILE`` in the artifact directory, whatever path the code gave, and a later one replaces an earlier
+one of the same cell (that record carries ``replaces``: the index it takes over). The DeepEyes/Thyme
+runners name every image saved in turn K ``image_{K+1}.png`` this way."""
 
 RECORD_MSG_TYPE = "pixelbox_record"
 """The iopub message type of the record side channel: content ``{"kind": KIND, "records": [...]}``.

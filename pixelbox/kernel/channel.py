@@ -40,6 +40,19 @@ def publish(kind: str, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
     session.send(socket, msg, ident=RECORD_MSG_TYPE.encode())
 
 
+def parent_metadata(shell: Any) -> dict[str, Any]:
+    """The metadata of the execute_request being run (the host's per-cell facts), or {}."""
+    kernel = getattr(shell, "kernel", None)
+    parent: Any = None
+    if kernel is not None and hasattr(kernel, "get_parent"):
+        try:
+            parent = kernel.get_parent()
+        except Exception:
+            parent = None
+    metadata = parent.get("metadata", {}) if isinstance(parent, dict) else {}
+    return metadata if isinstance(metadata, dict) else {}
+
+
 def pack_message(obj: Any) -> bytes:
     """The kernel session's JSON packer: jupyter_client's, but no value can lose a message.
 

@@ -49,9 +49,11 @@ class SandboxActor:
 
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
-    def execute(self, code: str, timeout: float | None = None) -> dict[str, Any]:
+    def execute(
+        self, code: str, timeout: float | None = None, save_as: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """``Sandbox.execute`` as a JSON-ready dict (rebuilt into an ``Execution`` by the caller)."""
-        return self._open().execute(code, timeout=timeout).to_dict()
+        return self._open().execute(code, timeout=timeout, save_as=save_as).to_dict()
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """``Sandbox.call_tool`` (atomic mode) as a dict."""
@@ -100,9 +102,13 @@ class RemoteSandbox:
         """Start one actor (``strategy="SPREAD"`` prefers a node holding fewer of them)."""
         return cls(actor_class().options(scheduling_strategy=strategy).remote(options, list(inputs)))
 
-    def execute(self, code: str, *, timeout: float | None = None) -> Execution:
+    def execute(
+        self, code: str, *, timeout: float | None = None, save_as: Mapping[str, Any] | None = None
+    ) -> Execution:
         """Run ``code`` as the sandbox's next cell; the ``Execution`` with its events and artifact records."""
-        return Execution.from_dict(ray.get(self.actor.execute.remote(code, timeout)))
+        return Execution.from_dict(
+            ray.get(self.actor.execute.remote(code, timeout, dict(save_as) if save_as else None))
+        )
 
     def call_tool(self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None) -> Execution:
         """Run one atomic tool."""

@@ -79,7 +79,7 @@ def test_a_variant_episode_runs_with_text_tool_calls(tmp_path: Path, variant: st
     [observed] = [o for o in trace.of_kind("observation") if isinstance(o.get("execution"), dict)]
     assert observed["execution"]["status"] == "ok", observed["execution"]
     names = [a["name"] for a in observed["execution"]["artifacts"]]
-    assert names == ["image_1.png"], "image_0.png was opened and the crop saved and captured under the variant's name"
+    assert names == ["image_2.png"], "image_0.png was opened; the crop of turn 1 (after the search) is image_2.png"
 
 
 def test_function_call_history_becomes_text() -> None:

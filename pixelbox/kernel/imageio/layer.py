@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, TypeVar
 
+from pixelbox.contract.wire import SAVE_AS_METADATA_KEY
 from pixelbox.kernel import channel
 from pixelbox.kernel.imageio import recorder_link
 from pixelbox.kernel.imageio.paths import IMAGE_EXTENSIONS, extension, extension_for_format, path_text
@@ -22,7 +23,7 @@ from pixelbox.kernel.imageio.profiles import artifact_variable_name, environment
 from pixelbox.kernel.imageio.resolver import ReadResolver, Resolution
 from pixelbox.kernel.imageio.settings import IOSettings
 from pixelbox.kernel.imageio.source import CellSite, cell_site
-from pixelbox.kernel.imageio.store import ArtifactStore, Publish
+from pixelbox.kernel.imageio.store import ArtifactStore, Publish, SaveAs
 from pixelbox.kernel.patching import Patcher
 
 T = TypeVar("T")
@@ -203,7 +204,8 @@ class IOLayer:
         counted = bool(getattr(info, "store_history", False)) and not getattr(info, "silent", False)
         count = getattr(self.shell, "execution_count", None)
         hint = count - 1 if isinstance(count, int) and counted else count
-        self.store.start_execution(hint)
+        save_as = SaveAs.from_metadata(channel.parent_metadata(self.shell).get(SAVE_AS_METADATA_KEY))
+        self.store.start_execution(hint, save_as)
         self._rebind()
 
     def post_run_cell(self, result: Any) -> None:

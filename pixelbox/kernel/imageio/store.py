@@ -6,7 +6,11 @@ Rules (the package docstring explains them for users):
 - a save lands exactly where the code asked when that path is a free file in the workspace
   that fits the profile's naming, otherwise in the artifact directory under the profile's name,
   and that move is announced as a normalization;
-- the path the code asked for is remembered, so its later reads see the latest image saved there.
+- the path the code asked for is remembered, so its later reads see the latest image saved there;
+- except under a host's per-cell save name (:class:`SaveAs`, the DeepEyes/Thyme runners' rule): a save
+  through one of its APIs becomes that file in the artifact directory whatever the code asked, and a
+  later one of the same cell replaces it (same index, ``replaces`` in its record), as those runners
+  overwrite; the asked path is not remembered, since they ignore it.
 """
 
 from __future__ import annotations
@@ -38,7 +42,27 @@ _WRITE_REASONS = {
     "no_extension": "the name has no image extension",
     "name_taken": "a file with that name exists and is never overwritten",
     "naming": "outputs here are named {stem}N in order",
+    "save_as": "every image saved in this step is {name}",
 }
+
+
+@dataclass(frozen=True)
+class SaveAs:
+    """The host's save name for one cell (``SAVE_AS_METADATA_KEY``): saves through ``apis`` become ``name``."""
+
+    name: str
+    apis: frozenset[str]
+
+    @classmethod
+    def from_metadata(cls, raw: Any) -> SaveAs | None:
+        """The directive in execute-request metadata; None when absent or malformed (a plain file name only)."""
+        if not isinstance(raw, dict):
+            return None
+        name, apis = raw.get("name"), raw.get("apis")
+        plain = isinstance(name, str) and name not in ("", ".", "..") and os.path.basename(name) == name
+        if not plain or not extension(str(name)) or not isinstance(apis, list):
+            return None
+        return cls(str(name), frozenset(a for a in apis if isinstance(a, str)))
 
 
 @dataclass
@@ -46,6 +70,7 @@ class _ExecState:
     """Counters and bookkeeping that reset at the start of every execution."""
 
     exec_hint: int | None = None
+    save_as: SaveAs | None = None
     count: int = 0
     pixels: int = 0
     created: list[dict[str, Any]] = field(default_factory=list)
@@ -86,9 +111,10 @@ class ArtifactStore:
         if self.records:
             self.next_index = max(self.next_index, *(record["index"] + 1 for record in self.records))
 
-    def start_execution(self, exec_hint: int | None) -> None:
-        """Reset the per-execution caps; ``exec_hint`` numbers captures made outside any cell frame."""
-        self.exec = _ExecState(exec_hint=exec_hint)
+    def start_execution(self, exec_hint: int | None, save_as: SaveAs | None = None) -> None:
+        """Reset the per-execution caps; ``exec_hint`` numbers captures made outside any cell frame;
+        ``save_as`` is the host's save name for this cell, if any."""
+        self.exec = _ExecState(exec_hint=exec_hint, save_as=save_as)
 
     def capture(
         self,
@@ -103,7 +129,11 @@ class ArtifactStore:
     ) -> tuple[T, dict[str, Any]]:
         """Write one image with ``write(path)`` at a fresh path and announce it as an artifact."""
         self._check_before(pixels)
-        path, index, why = self._reserve(asked, ext, kind)
+        directed = self._directed(kind, api)
+        if directed is not None:
+            path, index, why, replaced = self._reserve_directed(directed, asked, ext)
+        else:
+            (path, index, why), replaced = self._reserve(asked, ext, kind), None
         try:
             result = write(path)
             facts = read_facts(path)
@@ -112,7 +142,11 @@ class ArtifactStore:
             os.unlink(path)
             raise
         record = self._record(index, path, facts, kind, api, asked, site)
-        self._commit(record, asked)
+        if replaced is not None:  # its file is gone: only the new record names it
+            record["replaces"] = replaced["index"]
+            self.records.remove(replaced)
+            self.exec.created.remove(replaced)
+        self._commit(record, None if directed is not None else asked)
         if why is not None and asked is not None:
             self._publish_write_normalization(record, asked, why)
         self.publish("artifact", record)
@@ -140,8 +174,8 @@ class ArtifactStore:
         )
 
     def record_at(self, path: str) -> dict[str, Any] | None:
-        """The artifact stored at an absolute path, if any."""
-        return next((record for record in self.records if record["path"] == path), None)
+        """The artifact stored at an absolute path, if any (the latest, when a save name replaced one)."""
+        return next((record for record in reversed(self.records) if record["path"] == path), None)
 
     def _check_before(self, pixels: int | None) -> None:
         limits = self.settings.limits
@@ -187,6 +221,29 @@ class ArtifactStore:
                 if _create_exclusive(path):
                     return path, index, why
             index += 1
+
+    def _directed(self, kind: str, api: str) -> SaveAs | None:
+        save_as = self.exec.save_as
+        return save_as if save_as is not None and kind == "saved" and api in save_as.apis else None
+
+    def _reserve_directed(
+        self, save_as: SaveAs, asked: str | None, ext: str
+    ) -> tuple[str, int, str | None, dict[str, Any] | None]:
+        """The host's save name: (path, index, normalization reason, the record of this cell it replaces).
+
+        A file of that name made earlier in this cell is replaced and its index reused; one from an
+        earlier cell, an input or anything that is not a regular file is never touched (the save then
+        takes the next free profile name, announced as ``name_taken``)."""
+        path = os.path.join(self.settings.artifact_dir, save_as.name)
+        replaced = next((r for r in reversed(self.exec.created) if r["path"] == path), None)
+        if replaced is not None and os.path.isfile(path) and not os.path.islink(path):
+            os.unlink(path)
+        if _create_exclusive(path):
+            index = replaced["index"] if replaced is not None else self.next_index
+            moved = asked is not None and absolute(asked) != path
+            return path, index, ("save_as" if moved else None), replaced
+        path, index, _ = self._reserve(None, ext, "saved")
+        return path, index, "name_taken", None
 
     def _why_relocated(self, asked: str, target: str, index: int, ext: str) -> str | None:
         """Why a save cannot land where the code asked (None when it can)."""
@@ -245,7 +302,7 @@ class ArtifactStore:
 
     def _commit(self, record: dict[str, Any], asked: str | None) -> None:
         self.records.append(record)
-        self.next_index = record["index"] + 1
+        self.next_index = max(self.next_index, record["index"] + 1)
         self.exec.count += 1
         self.exec.pixels += record["width"] * record["height"]
         self.exec.created.append(record)
@@ -253,7 +310,7 @@ class ArtifactStore:
             self.saved_to[absolute(asked)] = record
 
     def _publish_write_normalization(self, record: dict[str, Any], asked: str, why: str) -> None:
-        reason = _WRITE_REASONS[why].format(stem=self.profile.stem)
+        reason = _WRITE_REASONS[why].format(stem=self.profile.stem, name=record["name"])
         existing = self.record_at(absolute(asked)) if why == "name_taken" else None
         if existing is not None:
             reason = f"{existing['name']} is artifact {existing['index']} and is never overwritten"

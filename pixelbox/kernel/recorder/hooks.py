@@ -107,15 +107,9 @@ class ShellHooks:
 
     def _parent_metadata(self) -> dict[str, Any]:
         """The metadata of the execute_request being run (the host's per-cell facts), or {}."""
-        kernel = getattr(self.shell, "kernel", None)
-        parent: Any = None
-        if kernel is not None and hasattr(kernel, "get_parent"):
-            try:
-                parent = kernel.get_parent()
-            except Exception:
-                parent = None
-        metadata = parent.get("metadata", {}) if isinstance(parent, dict) else {}
-        return metadata if isinstance(metadata, dict) else {}
+        from pixelbox.kernel.channel import parent_metadata
+
+        return parent_metadata(self.shell)
 
     # -- source lines and tracebacks ---------------------------------------------------------
     def _wrap_compiler_cache(self) -> None:
