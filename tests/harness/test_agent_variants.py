@@ -17,6 +17,7 @@ from pixelbox.harness.traces import read_trace
 from pixelbox.runtime.options import SandboxOptions
 from tests.harness.demo_runs import QUERY, demo_tasks, web_cache
 from tests.harness.servers import ChatCompletionsServer, completion
+from tests.harness.variant_runs import play
 
 CROP = """from PIL import Image
 img = Image.open("image_0.png")
@@ -45,21 +46,7 @@ def test_tool_log_is_read_as_the_official_parser_reads_it() -> None:
 @pytest.mark.parametrize("variant", ["deepeyes", "thyme"])
 def test_a_variant_episode_runs_with_text_tool_calls(tmp_path: Path, variant: str) -> None:
     tasks = demo_tasks(tmp_path / "demo", ["demo-crop-sign"])
-    web = web_cache(tmp_path / "web", tasks)
-    with ChatCompletionsServer([completion(r) for r in REPLIES]) as server:
-        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
-        summary = run_tasks(
-            tasks,
-            agent_factory=lambda task: TextToolAgent(OpenAIAgent(config), variant),
-            mode="gen",
-            out_dir=tmp_path / "run",
-            sandbox_options=SandboxOptions(backend="local"),
-            web=web,
-            profile="deepeyes",
-            progress=False,
-        )
-        bodies = server.bodies()
-    assert summary.counts == {"answered": 1}, summary.failed
+    bodies = play(tasks, REPLIES, variant, tmp_path / "run", web_cache(tmp_path / "web", tasks))
     assert len(bodies) == 3 and all("tools" not in b for b in bodies), "no function-calling parameter"
     first_system = bodies[0]["messages"][0]
     assert first_system["role"] == "system" and "<tool_log>" in first_system["content"]

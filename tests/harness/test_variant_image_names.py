@@ -17,14 +17,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from pixelbox.harness.agents import OpenAIAgent, OpenAIConfig
-from pixelbox.harness.agents.variants import TextToolAgent
 from pixelbox.harness.export import export_run
-from pixelbox.harness.runner import run_tasks
 from pixelbox.harness.traces import read_trace
-from pixelbox.runtime import Sandbox, SandboxOptions
+from pixelbox.runtime import Sandbox
 from tests.harness.demo_runs import QUERY, demo_tasks, web_cache
-from tests.harness.servers import ChatCompletionsServer, completion
+from tests.harness.variant_runs import play
 
 TWO_SAVES = """from PIL import Image
 img = Image.open("image_0.png")
@@ -89,21 +86,7 @@ def test_a_variant_episode_names_images_by_turn_in_the_trace_the_prompt_and_the_
     tmp_path: Path, variant: str
 ) -> None:
     tasks = demo_tasks(tmp_path / "demo", ["demo-crop-sign"])
-    web = web_cache(tmp_path / "web", tasks)
-    with ChatCompletionsServer([completion(r) for r in REPLIES]) as server:
-        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
-        summary = run_tasks(
-            tasks,
-            agent_factory=lambda task: TextToolAgent(OpenAIAgent(config), variant),
-            mode="gen",
-            out_dir=tmp_path / "run",
-            sandbox_options=SandboxOptions(backend="local"),
-            web=web,
-            profile="deepeyes",
-            progress=False,
-        )
-        bodies = server.bodies()
-    assert summary.counts == {"answered": 1}, summary.failed
+    bodies = play(tasks, REPLIES, variant, tmp_path / "run", web_cache(tmp_path / "web", tasks))
     trace = read_trace(tmp_path / "run" / "episodes" / "demo-crop-sign.jsonl")
     codes = [a for a in trace.of_kind("action") if a["type"] == "code"]
     assert [c["save_as"]["name"] for c in codes] == ["image_1.png", "image_3.png"], "turns 0 and 2"

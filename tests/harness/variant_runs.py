@@ -9,11 +9,14 @@ leave a turn without code (a search), so the next turn's image skips a number.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pixelbox.harness.agents import OpenAIAgent, OpenAIConfig
 from pixelbox.harness.agents.variants import TextToolAgent
-from pixelbox.harness.runner import run_tasks
+from pixelbox.harness.runner import WebConfig, run_tasks
+from pixelbox.harness.tasks import Task
 from pixelbox.runtime.options import SandboxOptions
 from tests.harness.demo_runs import QUERY, demo_tasks, web_cache
 from tests.harness.servers import ChatCompletionsServer, completion
@@ -61,22 +64,30 @@ REPLIES = {
 TASKS = tuple(REPLIES)
 
 
+def play(tasks: Sequence[Task], replies: Sequence[str], variant: str, out: Path, web: WebConfig) -> list[Any]:
+    """Play ``tasks`` as ``variant`` in code mode into ``out``, the model's turns served from ``replies``;
+    every episode must be answered. Returns the request bodies the server received."""
+    with ChatCompletionsServer([completion(r) for r in replies]) as server:
+        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
+        summary = run_tasks(
+            tasks,
+            agent_factory=lambda task: TextToolAgent(OpenAIAgent(config), variant),
+            mode="gen",
+            out_dir=out,
+            sandbox_options=SandboxOptions(backend="local"),
+            web=web,
+            profile="deepeyes",
+            progress=False,
+        )
+        bodies = server.bodies()
+    assert summary.counts == {"answered": len(tasks)}, summary.failed
+    return bodies
+
+
 def variant_run(root: Path, variant: str) -> Path:
     """Play :data:`TASKS` as ``variant`` (``deepeyes`` or ``thyme``) in code mode into ``root/run``."""
     tasks = demo_tasks(root / "demo", list(TASKS))
     web = web_cache(root / "web", tasks)
     for task in tasks:
-        with ChatCompletionsServer([completion(r) for r in REPLIES[task.task_id]]) as server:
-            config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
-            summary = run_tasks(
-                [task],
-                agent_factory=lambda task, config=config: TextToolAgent(OpenAIAgent(config), variant),
-                mode="gen",
-                out_dir=root / "run",
-                sandbox_options=SandboxOptions(backend="local"),
-                web=web,
-                profile="deepeyes",
-                progress=False,
-            )
-        assert summary.counts == {"answered": 1}, summary.failed
+        play([task], REPLIES[task.task_id], variant, root / "run", web)
     return root / "run"
