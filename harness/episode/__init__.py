@@ -13,10 +13,13 @@ from pixelbox.harness.episode.loop import (
     EpisodeEnd,
     EpisodeOutcome,
     Mode,
+    ask_agent,
     play_until_end,
     record_failed_start,
     redact,
     run_episode,
+    runtime_info,
+    trace_call,
 )
 
 __all__ = [
@@ -29,8 +32,11 @@ __all__ = [
     "EpisodeEnd",
     "EpisodeOutcome",
     "Mode",
+    "ask_agent",
     "play_until_end",
     "record_failed_start",
     "redact",
     "run_episode",
+    "runtime_info",
+    "trace_call",
 ]

@@ -228,16 +228,7 @@ class Episode:
             raise EpisodeAborted(f"the run was stopped during task {self.task.task_id}")
 
     def _ask(self) -> AgentTurn:
-        try:
-            turn = self.agent.next_turn(list(self.messages), list(self.tools))
-        except AgentError as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__, **_agent_detail(exc))
-            raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
-        except Exception as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
-            raise EpisodeEnd("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
-        self.writer.turn(round=self.budget.rounds, messages=summarize_messages(self.messages), agent_turn=turn)
-        return turn
+        return ask_agent(self.agent, self.messages, self.tools, self.writer, self.budget.rounds)
 
     def _actions(self, turn: AgentTurn) -> list[_Action]:
         actions: list[_Action] = []
@@ -319,16 +310,7 @@ class Episode:
     def _run_call(self, action: _Action, action_id: str, feedback: _Feedback) -> None:
         call = action.call
         assert call is not None
-        arguments, problem = _arguments(call)
-        self.writer.action(
-            round=self.budget.rounds,
-            action_id=action_id,
-            type="tool",
-            name=call.name,
-            tool_call_id=call.id,
-            arguments=arguments,
-            arguments_json=call.arguments_json,
-        )
+        arguments, problem = trace_call(self.writer, self.budget.rounds, action_id, call)
         if self.config.mode == ATOMIC and is_atomic_tool(call.name):
             text, images = self._run_atomic(call, action_id)
         elif self.web is not None and call.name in WEB_TOOLS:
@@ -412,7 +394,7 @@ class Episode:
             config=self.config.to_dict(),
             model=self.agent.model,
             mode=self.config.mode,
-            runtime=_runtime_info(self.sandbox),
+            runtime=runtime_info(self.sandbox),
             agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
             pixelbox=__version__,
             tools=[t["function"]["name"] for t in self.tools],
@@ -459,14 +441,56 @@ def redact(message: Message) -> Message:
     return {**message, "content": parts}
 
 
-def _arguments(call: ToolCall) -> tuple[dict[str, Any], str | None]:
+def ask_agent(
+    agent: Agent, messages: list[Message], tools: list[dict[str, Any]], writer: TraceWriter, round: int
+) -> AgentTurn:
+    """The agent's next turn, traced as ``turn``; every loop asks its model so.
+
+    An agent failure (or any exception from the agent) is traced as ``error`` (``where: agent``, with
+    the retry detail or the traceback) and ends the episode as ``agent_error``.
+    """
     try:
-        return call.arguments(), None
+        turn = agent.next_turn(list(messages), list(tools))
+    except AgentError as exc:
+        writer.error(where="agent", message=str(exc), type=type(exc).__name__, **_agent_detail(exc))
+        raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
+    except Exception as exc:
+        writer.error(where="agent", message=str(exc), type=type(exc).__name__, traceback=_tb(exc))
+        raise EpisodeEnd("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
+    writer.turn(round=round, messages=summarize_messages(messages), agent_turn=turn)
+    return turn
+
+
+def trace_call(
+    writer: TraceWriter, round: int, action_id: str, call: ToolCall, *, code_argument: str | None = None
+) -> tuple[dict[str, Any], str | None]:
+    """Write the ``action`` of a model's tool call; its arguments, or ``({}, why)`` when they are no JSON object.
+
+    ``code_argument``: the call runs code (an ``action`` of type ``code``) given in that argument, which is
+    recorded as the action's ``code`` when it is a string.
+    """
+    try:
+        arguments, problem = call.arguments(), None
     except ToolArgumentsError as exc:
-        return {}, str(exc)
+        arguments, problem = {}, str(exc)
+    detail: dict[str, Any] = {}
+    if code_argument is not None and isinstance(arguments.get(code_argument), str):
+        detail["code"] = arguments[code_argument]
+    writer.action(
+        round=round,
+        action_id=action_id,
+        type="tool" if code_argument is None else "code",
+        name=call.name,
+        tool_call_id=call.id,
+        arguments=arguments,
+        arguments_json=call.arguments_json,
+        **detail,
+    )
+    return arguments, problem
 
 
-def _runtime_info(sandbox: Any) -> Any:
+def runtime_info(sandbox: Any) -> Any:
+    """What the sandbox is (backend, isolation) for ``episode_start``, or why that could not be read."""
     try:
         return sandbox.info.to_dict()
     except Exception as exc:
@@ -545,20 +569,3 @@ def record_failed_start(
     writer.error(where=where, message=str(exc), type=type(exc).__name__)
     writer.episode_end(status=status, reason=reason, answer=None, totals={})
     return EpisodeOutcome(task.task_id, status, reason, None, 0, 0, 0)
-
-
-__all__ = [
-    "EPISODE_STATUSES",
-    "MODES",
-    "RETRYABLE_STATUSES",
-    "Episode",
-    "EpisodeAborted",
-    "EpisodeConfig",
-    "EpisodeEnd",
-    "EpisodeOutcome",
-    "Mode",
-    "play_until_end",
-    "record_failed_start",
-    "redact",
-    "run_episode",
-]

@@ -3,8 +3,6 @@
 - :class:`StandardReports`: ``score_lines`` and ``write_report`` for suites whose score records have
   the shared shape (a mixin, so ``harness.suites`` itself imports nothing of scoring at load time);
 - :func:`usable_tasks`: report bad records on stderr, fail when none is usable;
-- :func:`ask`: one model turn, traced; an agent failure ends the episode as ``agent_error``;
-- :func:`runtime_info`: the sandbox's description for ``episode_start``;
 - :func:`play_and_end` and :func:`in_sandbox`: an episode played to its end in its own sandbox;
 - :func:`write_scores`: ``scores.json`` of a suite's run in the shared layout;
 - :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``).
@@ -20,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pixelbox.harness.agents.base import Agent, AgentTurn, Message
+    from pixelbox.harness.agents.base import Agent
     from pixelbox.harness.episode import EpisodeOutcome
     from pixelbox.harness.episode.budgets import Budget
     from pixelbox.harness.suites import EpisodeContext
@@ -49,31 +47,6 @@ def usable_tasks(tasks: list[Any], errors: Sequence[Exception], source: str | Pa
     if not tasks:
         raise ValueError(f"{source}: no usable {title} record ({len(errors)} bad)")
     return tasks
-
-
-def ask(
-    agent: Agent, messages: list[Message], tools: list[dict[str, Any]], writer: TraceWriter, round: int
-) -> AgentTurn:
-    """The agent's next turn, traced; an agent failure is traced and ends the episode (``agent_error``)."""
-    from pixelbox.harness.agents.base import AgentError
-    from pixelbox.harness.agents.messages import summarize_messages
-    from pixelbox.harness.episode import EpisodeEnd
-
-    try:
-        turn = agent.next_turn(list(messages), list(tools))
-    except AgentError as exc:
-        writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-        raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
-    writer.turn(round=round, messages=summarize_messages(messages), agent_turn=turn)
-    return turn
-
-
-def runtime_info(sandbox: Any) -> Any:
-    """What the sandbox is (backend, isolation), or why that could not be read."""
-    try:
-        return sandbox.info.to_dict()
-    except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def write_scores(

@@ -30,13 +30,16 @@ from typing import Any
 
 from pixelbox import __version__
 from pixelbox.contract.wire import ADD_GENERATED, READ_TEXT
-from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolArgumentsError, ToolCall
+from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolCall
 from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
     EpisodeAborted,
     EpisodeEnd,
     EpisodeOutcome,
+    ask_agent,
     redact,
+    runtime_info,
+    trace_call,
 )
 from pixelbox.harness.episode.budgets import Budget
 from pixelbox.harness.episode.codemode import extract_answer
@@ -46,7 +49,7 @@ from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.agent_x import tools as xt
 from pixelbox.harness.suites.agent_x.models import ImageModel, VisionModel
 from pixelbox.harness.suites.agent_x.tasks import AgentXTask
-from pixelbox.harness.suites.shared import ask, in_sandbox, play_and_end, runtime_info
+from pixelbox.harness.suites.shared import in_sandbox, play_and_end
 from pixelbox.harness.tools.atomic import call_tool
 
 STEP_FORMAT = """Each reasoning step is an object with:
@@ -174,20 +177,7 @@ class AgentXEpisode:
         return final
 
     def _run_call(self, call: ToolCall, action_id: str, text: str, made: list[ImageEntry]) -> dict[str, Any]:
-        try:
-            arguments: dict[str, Any] = call.arguments()
-            problem = None
-        except ToolArgumentsError as exc:
-            arguments, problem = {}, str(exc)
-        self.writer.action(
-            round=self.budget.rounds,
-            action_id=action_id,
-            type="tool",
-            name=call.name,
-            tool_call_id=call.id,
-            arguments=arguments,
-            arguments_json=call.arguments_json,
-        )
+        arguments, problem = trace_call(self.writer, self.budget.rounds, action_id, call)
         step: dict[str, Any] = {
             "step": len(self.steps) + 1,
             "task": text.strip(),
@@ -365,7 +355,7 @@ class AgentXEpisode:
     # -- plumbing -----------------------------------------------------------------------------------
 
     def _ask(self) -> AgentTurn:
-        return ask(self.agent, self.messages, self.tools, self.writer, self.budget.rounds)
+        return ask_agent(self.agent, self.messages, self.tools, self.writer, self.budget.rounds)
 
     def _message(self, message: Message) -> None:
         self.messages.append(message)

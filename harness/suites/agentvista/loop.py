@@ -26,15 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox import __version__
-from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
-from pixelbox.harness.agents.messages import image_part, summarize_messages, text_part
+from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolCall
+from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
     EpisodeAborted,
     EpisodeEnd,
     EpisodeOutcome,
+    ask_agent,
     play_until_end,
     record_failed_start,
     redact,
+    runtime_info,
+    trace_call,
 )
 from pixelbox.harness.episode.budgets import Budget
 from pixelbox.harness.episode.codemode import extract_answer
@@ -207,16 +210,7 @@ class VistaEpisode:
             raise EpisodeEnd("budget_exhausted", reason, "Error: Reached max token limit.")
 
     def _ask(self) -> AgentTurn:
-        try:
-            turn = self.agent.next_turn(list(self.messages), list(self.tools))
-        except AgentError as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise EpisodeEnd("agent_error", f"the agent failed: {exc}") from None
-        except Exception as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise EpisodeEnd("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
-        self.writer.turn(round=self.budget.rounds, messages=summarize_messages(self.messages), agent_turn=turn)
-        return turn
+        return ask_agent(self.agent, self.messages, self.tools, self.writer, self.budget.rounds)
 
     # -- one tool call ----------------------------------------------------------------------------
 
@@ -226,21 +220,9 @@ class VistaEpisode:
             self.writer.budget_hit(hit)
             raise EpisodeEnd("budget_exhausted", hit.reason, "Error: Reached max turns without a definitive answer.")
         action_id = f"r{self.budget.rounds}.1"
-        try:
-            arguments: dict[str, Any] = call.arguments()
-            problem = None
-        except ToolArgumentsError as exc:
-            arguments, problem = {}, str(exc)
         is_code = call.name == vt.CODE_TOOL
-        detail: dict[str, Any] = {
-            "tool_call_id": call.id,
-            "arguments": arguments,
-            "arguments_json": call.arguments_json,
-        }
-        if is_code and isinstance(arguments.get("code"), str):
-            detail["code"] = arguments["code"]
-        self.writer.action(
-            round=self.budget.rounds, action_id=action_id, type="code" if is_code else "tool", name=call.name, **detail
+        arguments, problem = trace_call(
+            self.writer, self.budget.rounds, action_id, call, code_argument="code" if is_code else None
         )
         if problem is not None:
             self._reply(call, action_id, f"Error: {problem}", error=problem)
@@ -353,7 +335,7 @@ class VistaEpisode:
             config=config.to_dict(),
             model=self.agent.model,
             mode=config.mode,
-            runtime=_runtime_info(self.sandbox),
+            runtime=runtime_info(self.sandbox),
             agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
             pixelbox=__version__,
             suite="agentvista",
@@ -382,13 +364,6 @@ def code_result_text(execution: Execution, added: list[ImageEntry]) -> str:
         blocks.append(("error", execution.crash_reason or f"the code did not finish ({execution.status})"))
     text = "".join(f"\n\n{kind}:\n\n```\n{body}\n```" for kind, body in blocks)
     return text if text.strip() else "Finished execution."
-
-
-def _runtime_info(sandbox: Any) -> Any:
-    try:
-        return sandbox.info.to_dict()
-    except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def run_vista_episode(task: VistaTask, agent: Agent, context: EpisodeContext) -> EpisodeOutcome:

@@ -20,13 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox import __version__
-from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
+from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolCall
 from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
     EpisodeAborted,
     EpisodeEnd,
     EpisodeOutcome,
+    ask_agent,
     redact,
+    runtime_info,
+    trace_call,
 )
 from pixelbox.harness.episode.budgets import Budget
 from pixelbox.harness.episode.codemode import extract_answer
@@ -36,7 +39,7 @@ from pixelbox.harness.suites import EpisodeContext
 from pixelbox.harness.suites.mmsearch_plus import som as marks_mod
 from pixelbox.harness.suites.mmsearch_plus import tools as mt
 from pixelbox.harness.suites.mmsearch_plus.tasks import SearchTask
-from pixelbox.harness.suites.shared import ask, in_sandbox, play_and_end, runtime_info
+from pixelbox.harness.suites.shared import in_sandbox, play_and_end
 from pixelbox.harness.tools.atomic import call_tool
 from pixelbox.harness.web import ProviderError
 
@@ -113,25 +116,12 @@ class SearchEpisode:
                 self._send_images(shown)
 
     def _ask(self) -> AgentTurn:
-        return ask(self.agent, self.messages, [] if self.closed else self.tools, self.writer, self.budget.rounds)
+        return ask_agent(self.agent, self.messages, [] if self.closed else self.tools, self.writer, self.budget.rounds)
 
     # -- one call ---------------------------------------------------------------------------------
 
     def _run_call(self, call: ToolCall, action_id: str) -> list[ImageEntry]:
-        try:
-            arguments: dict[str, Any] = call.arguments()
-            problem = None
-        except ToolArgumentsError as exc:
-            arguments, problem = {}, str(exc)
-        self.writer.action(
-            round=self.budget.rounds,
-            action_id=action_id,
-            type="tool",
-            name=call.name,
-            tool_call_id=call.id,
-            arguments=arguments,
-            arguments_json=call.arguments_json,
-        )
+        arguments, problem = trace_call(self.writer, self.budget.rounds, action_id, call)
         if problem is not None:
             return self._reply(call, action_id, f"Error: {problem}", error=problem)
         offered = {t["function"]["name"] for t in self.tools}

@@ -23,9 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolArgumentsError, ToolCall
-from pixelbox.harness.agents.messages import summarize_messages, text_part
-from pixelbox.harness.episode import EpisodeAborted, EpisodeOutcome, record_failed_start, redact
+from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolCall
+from pixelbox.harness.agents.messages import text_part
+from pixelbox.harness.episode import (
+    EpisodeAborted,
+    EpisodeEnd,
+    EpisodeOutcome,
+    ask_agent,
+    record_failed_start,
+    redact,
+    runtime_info,
+    trace_call,
+)
 from pixelbox.harness.episode.imagebook import ImageBook, ImageEntry
 from pixelbox.harness.suites import EpisodeContext
 from pixelbox.runtime.errors import PixelboxError
@@ -142,7 +151,7 @@ class VtbEpisode:
             config={**self.context.config.to_dict(), "vtb": self.settings.to_dict()},
             model=self.agent.model,
             mode=self.context.config.mode,
-            runtime=_runtime_info(self.sandbox),
+            runtime=runtime_info(self.sandbox),
             agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
             pixelbox=__version__,
             tools=[t["function"]["name"] for t in tool_schemas([], self.save_dir)],
@@ -198,34 +207,16 @@ class VtbEpisode:
 
     def _ask(self, messages: list[Message], tools: list[dict[str, Any]], number: int) -> AgentTurn:
         try:
-            reply = self.agent.next_turn(list(messages), tools)
-        except AgentError as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise _Stop("agent_error", f"the agent failed: {exc}") from None
-        except Exception as exc:
-            self.writer.error(where="agent", message=str(exc), type=type(exc).__name__)
-            raise _Stop("agent_error", f"the agent failed: {type(exc).__name__}: {exc}") from None
-        self.writer.turn(round=self.rounds + 1, messages=summarize_messages(messages), agent_turn=reply)
-        return reply
+            return ask_agent(self.agent, messages, tools, self.writer, self.rounds + 1)
+        except EpisodeEnd as end:
+            raise _Stop(end.status, end.reason or end.status) from None
 
     # -- one tool call ----------------------------------------------------------------------------------------
 
     def _call(self, call: ToolCall, action_id: str, images: list[str]) -> list[Message]:
         """Run one call; the messages that answer it (its ``tool`` message, then any images)."""
         self.calls += 1
-        try:
-            arguments, problem = call.arguments(), None
-        except ToolArgumentsError as exc:
-            arguments, problem = {}, str(exc)
-        self.writer.action(
-            round=self.rounds,
-            action_id=action_id,
-            type="tool",
-            name=call.name,
-            tool_call_id=call.id,
-            arguments=arguments,
-            arguments_json=call.arguments_json,
-        )
+        arguments, problem = trace_call(self.writer, self.rounds, action_id, call)
         added: list[ImageEntry] = []
         if problem is not None:
             result: dict[str, Any] = {"status": "error", "error": problem}
@@ -309,10 +300,3 @@ def jpeg_part(path: str | Path) -> dict[str, Any]:
         image.convert("RGB").save(buffer, format="JPEG", quality=85, optimize=True)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     return {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}
-
-
-def _runtime_info(sandbox: Any) -> Any:
-    try:
-        return sandbox.info.to_dict()
-    except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"}
