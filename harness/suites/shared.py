@@ -1,11 +1,12 @@
-"""Pieces several suites' own loops and scoring use alike (MMSearch-Plus, Agent-X), written once.
+"""Pieces several suites' own loops, scoring and demos use alike, written once.
 
 - :class:`StandardReports`: ``score_lines`` and ``write_report`` for suites whose score records have
   the shared shape (a mixin, so ``harness.suites`` itself imports nothing of scoring at load time);
 - :func:`usable_tasks`: report bad records on stderr, fail when none is usable;
 - :func:`play_and_end` and :func:`in_sandbox`: an episode played to its end in its own sandbox;
 - :func:`write_scores`: ``scores.json`` of a suite's run in the shared layout;
-- :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``).
+- :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``);
+- :func:`write_recordings`, :func:`replay_run` and :func:`judged_wrong`: a demo's recorded run and its check.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
     from pixelbox.harness.episode import EpisodeOutcome
     from pixelbox.harness.episode.budgets import Budget
-    from pixelbox.harness.suites import EpisodeContext
+    from pixelbox.harness.modes import Mode
+    from pixelbox.harness.suites import EpisodeContext, Suite
     from pixelbox.harness.traces import TraceWriter
 
 
@@ -117,3 +119,53 @@ def in_sandbox(
         return play(sandbox)
     finally:
         sandbox.close()
+
+
+def write_recordings(folder: Path, recordings: dict[str, Any]) -> Path:
+    """Each task's recorded model turns as ``folder/TASK_ID.json`` (what :func:`replay_run` plays)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for task_id, turns in recordings.items():
+        (folder / f"{task_id}.json").write_text(json.dumps(turns, indent=1), encoding="utf-8")
+    return folder
+
+
+def replay_run(
+    suite: Suite,
+    tasks: Sequence[Any],
+    recordings: Path,
+    model: str,
+    run_dir: Path,
+    *,
+    mode: Mode,
+    backend: str,
+    concurrency: int,
+    progress: bool,
+    web_cache: Path | None = None,
+) -> Any:
+    """A demo's run: ``tasks`` played by the recorded turns under ``recordings`` (the model named ``model``),
+    the web tools answering from ``web_cache`` only (replay) when given; the runner's summary."""
+    from pixelbox.harness.agents.replay import ReplayAgent
+    from pixelbox.harness.runner import WebConfig, run_tasks
+    from pixelbox.runtime.options import SandboxOptions
+
+    return run_tasks(
+        tasks,
+        agent_factory=lambda task: ReplayAgent.from_file(recordings, task.task_id, model=model),
+        mode=mode,
+        out_dir=run_dir,
+        sandbox_options=SandboxOptions(backend=backend),
+        budgets=suite.budgets(),
+        web=WebConfig(cache_root=web_cache, cache_mode="replay") if web_cache is not None else None,
+        concurrency=concurrency,
+        progress=progress,
+        suite=suite,
+    )
+
+
+def judged_wrong(scores: dict[str, Any]) -> list[str]:
+    """A demo's failures among scored episodes: each one whose accuracy is not 1, with its answer and the gold."""
+    return [
+        f"{score['task_id']}: judged wrong ({score['prediction']!r} vs {score['gold']!r})"
+        for score in (record["score"] for record in scores["episodes"])
+        if score["metrics"]["accuracy"] != 1.0
+    ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -187,15 +186,8 @@ def record_vision(cache_root: Path, tasks: list[Any]) -> None:
         cache.put("agentx_vision", key, ok=True, data={"text": VIDEO_SCENE if task.video else SCENE}, error=None)
 
 
-def _replayer(folder: Path) -> Callable[[Any], Any]:
-    from pixelbox.harness.agents.replay import ReplayAgent
-
-    return lambda task: ReplayAgent.from_file(folder, task.task_id, model="replay-demo")
-
-
 def run_demo(out: Path, suite: Suite, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
-    from pixelbox.harness.runner import run_tasks
-    from pixelbox.runtime.options import SandboxOptions
+    from pixelbox.harness.suites.shared import replay_run, write_recordings
 
     folder = build_tasks(out / "tasks")
     tasks = list(suite.load_tasks(folder))
@@ -206,23 +198,13 @@ def run_demo(out: Path, suite: Suite, *, backend: str, concurrency: int, progres
         ("executed", "atm", EXECUTED),
     )
     for label, mode, turns in modes:
-        rec = out / "recordings" / label
-        rec.mkdir(parents=True, exist_ok=True)
-        for task_id, script in turns.items():
-            (rec / f"{task_id}.json").write_text(json.dumps(script, indent=1), encoding="utf-8")
+        rec = write_recordings(out / "recordings" / label, turns)
         run_dir = out / f"run-{label}"
         record_vision(run_dir / "vision-cache", tasks)
-        summary = run_tasks(
-            tasks,
-            agent_factory=_replayer(rec),
-            mode=mode,
-            out_dir=run_dir,
-            sandbox_options=SandboxOptions(backend=backend),
-            budgets=suite.budgets(),
-            concurrency=concurrency,
+        summary = replay_run(
+            suite, tasks, rec, "replay-demo", run_dir, mode=mode, backend=backend, concurrency=concurrency,
             progress=progress,
-            suite=suite,
-        )
+        )  # fmt: skip
         failures += [f"{label} {e['task_id']}: {e['error']}" for e in summary.failed]
         scores = suite.score_run(run_dir, ["match"], progress=progress)
         paths = suite.write_report(run_dir)

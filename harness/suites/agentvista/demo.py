@@ -138,40 +138,24 @@ def record_web(cache_root: Path) -> None:
 
 def run_demo(out: Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
     """Build, replay, score and report the demo under ``out``."""
-    from pixelbox.harness.agents.replay import ReplayAgent
-    from pixelbox.harness.runner import WebConfig, run_tasks
     from pixelbox.harness.suites import SUITES
-    from pixelbox.runtime.options import SandboxOptions
+    from pixelbox.harness.suites.shared import judged_wrong, replay_run, write_recordings
 
     suite = SUITES.get("agentvista")
     tasks_file = build_tasks(out / "tasks")
-    recordings = out / "recordings"
-    recordings.mkdir(parents=True, exist_ok=True)
-    for task_id, turns in RECORDINGS.items():
-        (recordings / f"{task_id}.json").write_text(json.dumps(turns, indent=1), encoding="utf-8")
+    recordings = write_recordings(out / "recordings", RECORDINGS)
     record_web(out / "web-cache")
     tasks = suite.load_tasks(tasks_file)
     run_dir = out / "run"
-    summary = run_tasks(
-        tasks,
-        agent_factory=lambda task: ReplayAgent.from_file(recordings, task.task_id, model="demo-vista"),
-        mode="gen",
-        out_dir=run_dir,
-        sandbox_options=SandboxOptions(backend=backend),
-        budgets=suite.budgets(),
-        web=WebConfig(cache_root=out / "web-cache", cache_mode="replay"),
-        concurrency=concurrency,
-        progress=progress,
-        suite=suite,
-    )
+    summary = replay_run(
+        suite, tasks, recordings, "demo-vista", run_dir, mode="gen", backend=backend, concurrency=concurrency,
+        progress=progress, web_cache=out / "web-cache",
+    )  # fmt: skip
     failures = [f"{e['task_id']}: {e['error']}" for e in summary.failed]
     scores = suite.score_run(run_dir, ["match"], progress=progress)
     paths = suite.write_report(run_dir)
     suite.export_run(run_dir, out / "export")
-    for record in scores["episodes"]:
-        score = record["score"]
-        if score["metrics"]["accuracy"] != 1.0:
-            failures.append(f"{score['task_id']}: judged wrong ({score['prediction']!r} vs {score['gold']!r})")
+    failures += judged_wrong(scores)
     lines = [
         *suite.score_lines(scores, run_dir),
         f"tasks: {tasks_file}",

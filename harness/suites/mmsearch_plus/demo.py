@@ -212,38 +212,22 @@ def sign_mark(task: Any) -> int:
 
 
 def run_demo(out: Path, suite: Suite, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
-    from pixelbox.harness.agents.replay import ReplayAgent
-    from pixelbox.harness.runner import WebConfig, run_tasks
-    from pixelbox.runtime.options import SandboxOptions
+    from pixelbox.harness.suites.shared import judged_wrong, replay_run, write_recordings
 
     som = bool(getattr(suite, "som", False))
     dataset = build_tasks(out / "tasks")
     tasks = list(suite.load_tasks(dataset))
-    rec_dir = out / "recordings"
-    rec_dir.mkdir(parents=True, exist_ok=True)
-    for task_id, turns in recordings(som, tasks).items():
-        (rec_dir / f"{task_id}.json").write_text(json.dumps(turns, indent=1), encoding="utf-8")
+    rec_dir = write_recordings(out / "recordings", recordings(som, tasks))
     record_web(out / "web-cache", tasks)
     run_dir = out / "run"
-    summary = run_tasks(
-        tasks,
-        agent_factory=lambda task: ReplayAgent.from_file(rec_dir, task.task_id, model="replay-demo"),
-        mode="atm",
-        out_dir=run_dir,
-        sandbox_options=SandboxOptions(backend=backend),
-        budgets=suite.budgets(),
-        web=WebConfig(cache_root=out / "web-cache", cache_mode="replay"),
-        concurrency=concurrency,
-        progress=progress,
-        suite=suite,
-    )
+    summary = replay_run(
+        suite, tasks, rec_dir, "replay-demo", run_dir, mode="atm", backend=backend, concurrency=concurrency,
+        progress=progress, web_cache=out / "web-cache",
+    )  # fmt: skip
     failures = [f"{e['task_id']}: {e['error']}" for e in summary.failed]
     scores = suite.score_run(run_dir, ["match"], progress=progress)
     paths = suite.write_report(run_dir)
-    for record in scores["episodes"]:
-        score = record["score"]
-        if score["metrics"]["accuracy"] != 1.0:
-            failures.append(f"{score['task_id']}: judged wrong ({score['prediction']!r} vs {score['gold']!r})")
+    failures += judged_wrong(scores)
     lines = [
         *suite.score_lines(scores, run_dir),
         f"dataset: {dataset} (encrypted, the released arrow layout)",

@@ -172,18 +172,15 @@ def write_tasks(out: Path) -> Path:
 
 def write_recordings(out: Path) -> Path:
     """One recording per task (``TASK_ID.json``: the model's turns)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for spec in TASKS:
-        (out / f"{spec['id']}.json").write_text(json.dumps({"turns": spec["turns"]}, indent=1), encoding="utf-8")
-    return out
+    from pixelbox.harness.suites.shared import write_recordings as write
+
+    return write(out, {spec["id"]: {"turns": spec["turns"]} for spec in TASKS})
 
 
 def run_demo(out: Path, suite_name: str, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
     """Tasks, recordings and verdicts written, the run played, scored and reported under ``out``."""
-    from pixelbox.harness.agents.replay import ReplayAgent
-    from pixelbox.harness.runner import run_tasks
     from pixelbox.harness.suites import SUITES
-    from pixelbox.runtime.options import SandboxOptions
+    from pixelbox.harness.suites.shared import replay_run
 
     suite = SUITES.get(suite_name)
     dataset = write_tasks(out / "tasks")
@@ -192,17 +189,10 @@ def run_demo(out: Path, suite_name: str, *, backend: str, concurrency: int, prog
     verdicts.write_text(json.dumps(VERDICTS, indent=1), encoding="utf-8")
     tasks = suite.load_tasks(dataset)
     run_dir = out / "run"
-    summary = run_tasks(
-        tasks,
-        agent_factory=lambda task: ReplayAgent.from_file(recordings, task.task_id, model=MODEL),
-        mode="atm",
-        out_dir=run_dir,
-        sandbox_options=SandboxOptions(backend=backend),
-        budgets=suite.budgets(),
-        concurrency=concurrency,
+    summary = replay_run(
+        suite, tasks, recordings, MODEL, run_dir, mode="atm", backend=backend, concurrency=concurrency,
         progress=progress,
-        suite=suite,
-    )
+    )  # fmt: skip
     failures = [
         f"{e['task_id']}: {e.get('status')} ({e.get('reason')})"
         for e in summary.episodes
