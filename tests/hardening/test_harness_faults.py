@@ -349,7 +349,8 @@ def test_invalid_utf8_and_odd_unicode_in_turns(harness: Harness) -> None:
     script = [
         raw_body(body),
         raw_body(chat_body('"' + ODD + " " + odd_code + '"')),
-        completion("<code>print('nul')\x00</code><code>\ufeffprint(1)</code>"),
+        completion("<code>print('nul')\x00</code>"),
+        completion("<code>\ufeffprint(1)</code>"),
         completion("<answer>rouge \u202e\U0001f642</answer>"),
     ]
     with endpoint(script) as server:

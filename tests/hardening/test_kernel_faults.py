@@ -144,9 +144,6 @@ def test_waiting_for_input(target: Target) -> None:
 def test_exception_whose_message_never_ends(target: Target) -> None:
     code = "class Endless(Exception):\n    def __str__(self):\n        while True:\n            pass\nraise Endless()"
     result = target.run(code)
-    if target.policy:
-        assert_contained(result, r"PolicyViolation")
-        return
     assert result.status == "timeout", message(result)
     if result.state_lost:
         assert_replaced(result, target)
