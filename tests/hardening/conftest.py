@@ -66,6 +66,8 @@ def shared(request: pytest.FixtureRequest, input_image: Path) -> Iterator[tuple[
             env.setenv(var, HOST_SECRET)
         sb = Sandbox(inputs=[input_image], **options)
         try:
+            if options["backend"] == "local":  # the cases below hold for kernels forked from the zygote
+                assert sb.start_path == "fast", sb.info.kernel
             yield name, sb
         finally:
             evidence = leftovers_of(sb)
