@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import selectors
@@ -174,6 +175,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--room", default="", help="padding: room for the forked kernels' command lines")
     args = parser.parse_args(argv)
     missing = preload()
+    gc.collect()
+    gc.freeze()  # what the preload made is never traversed again: kernels do not copy its pages for the collector
     zygote = Zygote(args.socket)
     sys.stdout.write(json.dumps({"ready": os.getpid(), "missing": missing}) + "\n")
     sys.stdout.flush()
