@@ -72,11 +72,24 @@ part = fake.crop((0, 0, 8, 8))
 print('registered')
 """
 
+FAKE_INPUT_THROUGH_BRIDGES = """
+from PIL import Image
+import pixelbox.kernel.recorder as recorder
+from pixelbox.kernel.imageio import recorder_link
+fake = Image.new('RGB', (64, 48), 'green')
+recorder.register_root(fake, 0)
+recorder_link.register_root(fake, 'input:0')
+exec("recorder.register_root(fake, 0)")
+recorder_link.link_artifact(fake, {{'index': 1, 'name': 'card.png'}})
+part = fake.crop((0, 0, 8, 8))
+"""
+
 
 def test_recorder_events_cannot_be_edited_appended_or_rooted_unflagged(target: Target) -> None:
     """Through ``globals()`` (no policy), a real crop's box is rewritten, a copy of an event is
-    appended, a synthetic image is declared the task's input: each execution is flagged, and the
-    synthetic image never becomes ``input:0``."""
+    appended, a synthetic image is declared the task's input (directly, through the recorder's
+    bridges and through ``exec``) and linked to an artifact: each execution is flagged, and the
+    synthetic image never becomes ``input:0`` or an artifact's source."""
     edited = target.run(EDIT_EVENT.format(recorder=RECORDER))
     if target.policy:
         assert_contained(edited, r"denied-builtin|PolicyViolation")
@@ -88,6 +101,11 @@ def test_recorder_events_cannot_be_edited_appended_or_rooted_unflagged(target: T
     rooted = target.run(FAKE_INPUT.format(recorder=RECORDER))
     assert rooted.status == "ok" and _flagged(rooted, "declared an image as input:0"), message(rooted)
     assert all("input:0" not in e.get("inputs", []) for e in rooted.events), rooted.events
+    bridged = target.run(FAKE_INPUT_THROUGH_BRIDGES)
+    assert bridged.status == "ok" and bridged.tampered, message(bridged)
+    assert sum("declared an image as input:0" in n for n in bridged.notices) == 3, bridged.notices
+    assert any("linked an artifact" in n for n in bridged.notices), bridged.notices
+    assert all("input:0" not in e.get("inputs", []) and e.get("artifact") is None for e in bridged.events), bridged
     clean = target.run("from PIL import Image\nx = Image.new('RGB', (20, 20)).crop((0, 0, 5, 5))")
     assert _ops(clean) == ["crop"] and not clean.tampered, message(clean)
 

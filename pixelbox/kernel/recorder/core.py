@@ -38,6 +38,11 @@ _MIN_SLICE_SIDE = 4
 MAX_EVENTS_PER_EXECUTION = 20_000
 """Bound on one execution's batch (a per-pixel slicing loop must not flood the host)."""
 _GEOMETRIC = ("crop", "rotate", "flip", "resize")
+_BRIDGES = (
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "imageio", "recorder_link.py"),
+)
+"""Files whose calls into the recorder only pass another caller's request on."""
 _CALLER: Any = object()
 """Default of :meth:`Recorder.c`'s ``cell``: work it out from the calling frame."""
 
@@ -282,7 +287,7 @@ class Recorder:
     def register_root(self, obj_or_path: Any, key: str | int) -> str:
         """Declare a task input: an image object, or a path whose loads descend from ``input:K``."""
         label = key if isinstance(key, str) and ":" in key else f"input:{key}"
-        if sys._getframe(1).f_code.co_filename in self.cell_files:
+        if self._from_cell(sys._getframe(1)):
             self.problems.append(f"the cell itself declared an image as {label}; it was not registered")
             return label
         if is_image(obj_or_path):
@@ -293,6 +298,9 @@ class Recorder:
 
     def link_artifact(self, obj_or_path: Any, artifact: Any) -> None:
         """Attach a captured artifact to the image (or saved path) it was made from."""
+        if self._from_cell(sys._getframe(1)):
+            self.problems.append("the cell itself linked an artifact to an image; the link was not made")
+            return
         if is_image(obj_or_path):
             label = self.registry.ensure(obj_or_path)
             for event in reversed(self.events):
@@ -336,6 +344,17 @@ class Recorder:
         if api is not None:
             spec = Spec(spec.op, api, spec.describe)
         return _Traced(self, fn, spec, bound, None, None, None)(*args, **kwargs)
+
+    def _from_cell(self, frame: Any) -> bool:
+        """Whether the code behind a call to the recorder's lineage methods is the cell's own.
+
+        The thin bridges to these methods (this package, ``imageio.recorder_link``) are walked past;
+        the first caller beyond them must be the kernel's own layers, never code a cell compiled
+        (its cells, or ``exec``/``compile`` text, whose file names begin with ``<``)."""
+        while frame is not None and frame.f_code.co_filename.startswith(_BRIDGES):
+            frame = frame.f_back
+        filename = "<none>" if frame is None else frame.f_code.co_filename
+        return filename in self.cell_files or filename.startswith("<")
 
     # -- recording ---------------------------------------------------------------------------
     def _caller_cell(self, cell: Any) -> int | None:
