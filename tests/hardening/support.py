@@ -32,6 +32,11 @@ LIMITS: dict[str, Any] = {
 }
 """Small limits so that bombs end quickly; the shared sandboxes of every module use them."""
 
+BUSY_S = 120.0
+"""Deadline of a cell that must run to its end (or its crash) on a busy host: the 3 s of
+:data:`LIMITS` is for bombs, and an import or a million-step loop can take longer than that
+when the machine is shared."""
+
 HOST_SECRET = "sk-pbx-hardening-host-secret-0451"
 """Set as OPENAI_API_KEY (and friends) in the host environment while sandboxes start."""
 

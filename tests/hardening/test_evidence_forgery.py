@@ -14,13 +14,11 @@ See docs/tracer-threat-model.md.
 
 from __future__ import annotations
 
-from tests.hardening.support import Target, assert_contained, attempt, clear_workspace, message
+from tests.hardening.support import BUSY_S, Target, assert_contained, attempt, clear_workspace, message
 
 HARDENING_BACKENDS = ("local", "local-os", "runc", "runsc")
 HARDENING_OPTIONS = {"io": {"enabled": True, "profile": "generic"}}
 RECORDER = "globals()['__' + 'pbx__']"
-SLOW = 120.0
-"""Deadline of cells that must run to their end on a busy host (the suite's 3 s is for bombs)."""
 
 
 def _ops(result: object) -> list[str]:
@@ -80,7 +78,7 @@ fake = Image.new('RGB', (64, 48), 'green')
 recorder.register_root(fake, 0)
 recorder_link.register_root(fake, 'input:0')
 exec("recorder.register_root(fake, 0)")
-recorder_link.link_artifact(fake, {{'index': 1, 'name': 'card.png'}})
+recorder_link.link_artifact(fake, {'index': 1, 'name': 'card.png'})
 part = fake.crop((0, 0, 8, 8))
 """
 
@@ -161,7 +159,7 @@ def test_forged_artifact_records_are_refused(target: Target) -> None:
     first = target.run("from PIL import Image\nImage.new('RGB', (10, 10)).save('first.png')")
     assert first.status == "ok" and len(first.artifacts) == 1, message(first)
     real = int(first.artifacts[0]["index"])
-    result = target.run(attempt(FORGE_ARTIFACTS.format(real=real + 1)), timeout=SLOW)
+    result = target.run(attempt(FORGE_ARTIFACTS.format(real=real + 1)), timeout=BUSY_S)
     if "ESCAPED" not in result.stdout:
         assert_contained(result, r"BLOCKED|PolicyViolation|denied")
     else:
@@ -191,7 +189,7 @@ def test_artifact_rewritten_in_its_own_cell_is_flagged(target: Target) -> None:
     """Captured, then rewritten with the same size and its mtime restored before the cell ends
     (before the host reads it): the kernel's sha256 from capture does not match, so the file is
     not admitted and the execution is flagged."""
-    result = target.run(attempt(REWRITE), timeout=SLOW)
+    result = target.run(attempt(REWRITE), timeout=BUSY_S)
     if "ESCAPED" not in result.stdout:
         assert_contained(result, r"BLOCKED|PolicyViolation|denied")
     else:
@@ -216,7 +214,7 @@ x = Image.new('RGB', (20, 20)).rotate(90)
 def test_a_faked_idle_does_not_end_collection(target: Target) -> None:
     """The cell publishes an ``idle`` with its own request as parent, then goes on: its later
     output, artifact and events still belong to it, and the next cell gets only its own."""
-    result = target.run(attempt(FAKE_IDLE), timeout=SLOW)
+    result = target.run(attempt(FAKE_IDLE), timeout=BUSY_S)
     if target.policy:
         assert_contained(result, r"BLOCKED|PolicyViolation|denied")
         return
@@ -244,7 +242,7 @@ def test_lone_surrogate_and_nan_in_events_lose_nothing(target: Target) -> None:
     """A NaN brightness factor and a mode string with a lone surrogate reach events as parameters:
     the batch arrives (NaN as null, the surrogate as U+FFFD), and so does an integrity notice."""
     code = ODD_VALUES if target.policy else ODD_VALUES + f"del {RECORDER}\n"
-    result = target.run(code, timeout=SLOW)
+    result = target.run(code, timeout=BUSY_S)
     assert result.status == "ok" and result.stdout == "done\n", message(result)
     ops = _ops(result)
     assert "enhance" in ops and "convert" in ops, result.events

@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 
-from tests.hardening.support import Target, assert_contained, assert_replaced, message
+from tests.hardening.support import BUSY_S, Target, assert_contained, assert_replaced, message
 
 DENIED_OS = r"PolicyViolation|denied-os-function|denied-module|no-native-code"
 
@@ -50,7 +50,7 @@ def test_native_crash_the_policy_cannot_see(target: Target) -> None:
         "import numpy as np\n"
         "v = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(10**9,), strides=(10**7,))\nv.sum()"
     )
-    result = target.run(code)
+    result = target.run(code, timeout=BUSY_S)
     assert result.status == "crashed", message(result)
     assert result.crash_reason == "killed by signal 11 (SIGSEGV)"
     assert_replaced(result, target)
@@ -119,10 +119,10 @@ def test_swallowed_interrupt_and_endless_finally(target: Target) -> None:
 
 def test_infinite_recursion_and_deep_structures(target: Target) -> None:
     target.run("kept = 'yes'")
-    recursion = target.run("def f(n):\n    return f(n + 1)\nf(0)")
+    recursion = target.run("def f(n):\n    return f(n + 1)\nf(0)", timeout=BUSY_S)
     assert recursion.status == "error" and recursion.error is not None
     assert recursion.error.ename == "RecursionError"
-    nested = target.run("a = []\nfor i in range(1000000):\n    a = [a]\nprint(len(repr(a)))")
+    nested = target.run("a = []\nfor i in range(1000000):\n    a = [a]\nprint(len(repr(a)))", timeout=BUSY_S)
     assert nested.status == "error" and nested.error is not None and nested.error.ename == "RecursionError"
     assert target.run("print(kept)").stdout == "yes\n"
 

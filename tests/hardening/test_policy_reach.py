@@ -14,7 +14,7 @@ import io
 import numpy as np
 import pytest
 
-from tests.hardening.support import ESCAPED, Target, assert_contained, attempt, message
+from tests.hardening.support import BUSY_S, ESCAPED, Target, assert_contained, attempt, message
 
 HARDENING_BACKENDS = ("local",)
 HARDENING_OPTIONS = {"io": {"enabled": True, "profile": "generic"}}
@@ -89,6 +89,6 @@ def test_draw_callback_after_the_cell_runs_under_the_audit_hook(target: Target) 
     fig.canvas.mpl_connect('draw_event', spy)
     plt.plot([1, 2, 3])
     """
-    result = target.run(code)
+    result = target.run(code, timeout=BUSY_S)
     assert_contained(result, r"BLOCKED .*denied-path")
     assert result.artifacts, "the open figure is still captured: " + message(result)
