@@ -2,9 +2,11 @@
 
 - :class:`StandardReports`: ``score_lines`` and ``write_report`` for suites whose score records have
   the shared shape (a mixin, so ``harness.suites`` itself imports nothing of scoring at load time);
+- :class:`TaskRecordError` and :class:`LoadedTasks`: a loader's usable tasks and its bad records;
 - :func:`usable_tasks`: report bad records on stderr, fail when none is usable;
 - :func:`play_and_end` and :func:`in_sandbox`: an episode played to its end in its own sandbox;
-- :func:`write_scores`: ``scores.json`` of a suite's run in the shared layout;
+- :func:`run_traces`, :func:`score_each` and :func:`write_scores`: a suite's run scored episode by episode
+  into ``scores.json`` in the shared layout;
 - :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``);
 - :func:`write_recordings`, :func:`replay_run` and :func:`judged_wrong`: a demo's recorded run and its check.
 """
@@ -15,8 +17,9 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
@@ -25,6 +28,28 @@ if TYPE_CHECKING:
     from pixelbox.harness.modes import Mode
     from pixelbox.harness.suites import EpisodeContext, Suite
     from pixelbox.harness.traces import TraceWriter
+
+
+T = TypeVar("T")
+
+
+class TaskRecordError(ValueError):
+    """One record is unusable: the message names the file, the record and the field."""
+
+
+@dataclass
+class LoadedTasks(Generic[T]):
+    """The usable tasks of a source and one error per record that could not be used."""
+
+    tasks: list[T] = field(default_factory=list)
+    errors: list[TaskRecordError] = field(default_factory=list)
+
+    def add(self, make: Callable[[], T], where: str) -> None:
+        """Keep ``make()``'s task, or its :class:`TaskRecordError` prefixed with ``where`` (file and record)."""
+        try:
+            self.tasks.append(make())
+        except TaskRecordError as exc:
+            self.errors.append(TaskRecordError(f"{where}: {exc}"))
 
 
 class StandardReports:
@@ -49,6 +74,25 @@ def usable_tasks(tasks: list[Any], errors: Sequence[Exception], source: str | Pa
     if not tasks:
         raise ValueError(f"{source}: no usable {title} record ({len(errors)} bad)")
     return tasks
+
+
+def run_traces(run_dir: str | Path, suite: str) -> tuple[Path, list[Path]]:
+    """The run directory and its episode traces; a ``RunDirError`` naming the suite when it holds none."""
+    from pixelbox.harness.scoring.run import RunDirError
+    from pixelbox.harness.traces.store import find_traces
+
+    root = Path(run_dir)
+    traces = find_traces(root)
+    if not traces:
+        raise RunDirError(f"no episode traces under {root}; is this a `pixelbox run --suite {suite}` directory?")
+    return root, traces
+
+
+def score_each(traces: Sequence[Path], score: Callable[[Path], dict[str, Any]], progress: bool) -> list[dict[str, Any]]:
+    """``score(trace)`` for every trace, in order, with a progress bar when ``progress``."""
+    from tqdm import tqdm
+
+    return [score(path) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)]
 
 
 def write_scores(

@@ -230,18 +230,12 @@ def score_run(
     run_dir: str | Path, judges: Sequence[str], *, progress: bool, include_infrastructure: bool
 ) -> dict[str, Any]:
     """Score every episode under ``run_dir``; writes and returns ``scores.json`` (with the run's G* and G_acc)."""
-    from tqdm import tqdm
+    from pixelbox.harness.scoring.run import CACHE_DIR
+    from pixelbox.harness.suites.shared import run_traces, score_each, write_scores
 
-    from pixelbox.harness.scoring.run import CACHE_DIR, RunDirError
-    from pixelbox.harness.suites.shared import write_scores
-    from pixelbox.harness.traces.store import find_traces
-
-    root = Path(run_dir)
-    traces = find_traces(root)
-    if not traces:
-        raise RunDirError(f"no episode traces under {root}; is this a `pixelbox run --suite agent-x` directory?")
+    root, traces = run_traces(run_dir, SUITE)
     judge = build_judge(list(judges), root / CACHE_DIR)
-    records = [score_episode(p, judge) for p in tqdm(traces, desc="judging", unit="episode", disable=not progress)]
+    records = score_each(traces, lambda path: score_episode(path, judge), progress)
     figures = run_figures([r["score"] for r in records])
     return write_scores(root, SUITE, [judge.id] if judge else [], records, include_infrastructure, agentx=figures)
 

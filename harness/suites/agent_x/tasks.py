@@ -20,8 +20,11 @@ import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+from pixelbox.harness.suites.shared import LoadedTasks, TaskRecordError
 
 VIDEO_EXTENSIONS = ("mp4", "avi", "mov")
 FRAME_POLICIES = {"gpt": "the first 8 frames in order (run_inference_gpt.py)", "gemini": "4 evenly spaced frames"}
@@ -254,10 +257,6 @@ GENERATIVE_IDS = frozenset(
 """The 222 generative tasks (by key) of the official analysis: excluded from goal accuracy, scored by G*."""
 
 
-class TaskRecordError(ValueError):
-    """One record is unusable: the message names the file, the key and the field."""
-
-
 @dataclass(frozen=True)
 class AgentXTask:
     """One Agent-X query with its media (video frames already sampled) and its ground truth."""
@@ -298,12 +297,6 @@ class AgentXTask:
         }
 
 
-@dataclass
-class Loaded:
-    tasks: list[AgentXTask] = field(default_factory=list)
-    errors: list[TaskRecordError] = field(default_factory=list)
-
-
 def frame_policy() -> str:
     policy = os.environ.get("PIXELBOX_AGENTX_FRAMES", "gpt")
     if policy not in FRAME_POLICIES:
@@ -311,7 +304,7 @@ def frame_policy() -> str:
     return policy
 
 
-def load_tasks(source: str | Path, ids: Iterable[str] | None = None) -> Loaded:
+def load_tasks(source: str | Path, ids: Iterable[str] | None = None) -> LoadedTasks[AgentXTask]:
     """Tasks of ``data.json`` (or a folder holding it)."""
     path = Path(source)
     data_file = path / "data.json" if path.is_dir() else path
@@ -327,14 +320,10 @@ def load_tasks(source: str | Path, ids: Iterable[str] | None = None) -> Loaded:
     meta = _toolmeta(folder)
     policy = frame_policy()
     wanted = set(ids) if ids is not None else None
-    loaded = Loaded()
+    loaded: LoadedTasks[AgentXTask] = LoadedTasks()
     for key, value in data.items():
-        if wanted is not None and str(key) not in wanted:
-            continue
-        try:
-            loaded.tasks.append(_task(str(key), value, folder, meta, policy))
-        except TaskRecordError as exc:
-            loaded.errors.append(TaskRecordError(f"{data_file}, key {key}: {exc}"))
+        if wanted is None or str(key) in wanted:
+            loaded.add(partial(_task, str(key), value, folder, meta, policy), f"{data_file}, key {key}")
     return loaded
 
 

@@ -16,7 +16,6 @@ by a crop (``answer_after_crop``, over answered episodes that ran code).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -178,30 +177,13 @@ def score_run(
     run_dir: str | Path, judges: Sequence[str], *, progress: bool, include_infrastructure: bool
 ) -> dict[str, Any]:
     """Judge every episode traced under ``run_dir``; writes and returns ``scores.json``."""
-    from tqdm import tqdm
+    from pixelbox.harness.scoring.run import CACHE_DIR
+    from pixelbox.harness.suites.shared import run_traces, score_each, write_scores
 
-    from pixelbox.harness.scoring.report import summarize
-    from pixelbox.harness.scoring.run import CACHE_DIR, SCORES_FILE, RunDirError
-    from pixelbox.harness.traces.store import find_traces
-
-    root = Path(run_dir)
-    traces = find_traces(root)
-    if not traces:
-        raise RunDirError(f"no episode traces under {root}; is this a `pixelbox run --suite agentvista` directory?")
+    root, traces = run_traces(run_dir, SUITE)
     judge = build_judge(list(judges), root / CACHE_DIR)
-    records = [
-        _scored_or_damaged(path, judge) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)
-    ]
-    result = {
-        "run_dir": str(root),
-        "suite": SUITE,
-        "judges": [judge.id],
-        "options": {"include_infrastructure": include_infrastructure},
-        "summary": summarize([r["score"] for r in records], include_infrastructure),
-        "episodes": records,
-    }
-    (root / SCORES_FILE).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
-    return result
+    records = score_each(traces, lambda path: _scored_or_damaged(path, judge), progress)
+    return write_scores(root, SUITE, [judge.id], records, include_infrastructure)
 
 
 def score_episode(path: Path, judge: LLMJudge | MatchJudge) -> dict[str, Any]:

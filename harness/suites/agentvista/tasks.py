@@ -19,18 +19,16 @@ import json
 import re
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pixelbox.harness.suites.shared import LoadedTasks, TaskRecordError
 
 PLACEHOLDER = re.compile(r"<image>", re.IGNORECASE)
 ID_KEYS = ("doc_id", "question_id")
 QUESTION_KEYS = ("problem", "question")
 ANSWER_KEYS = ("solution", "answer")
-
-
-class TaskRecordError(ValueError):
-    """One record cannot be used; the message names the file, the record and what to fix."""
 
 
 @dataclass(frozen=True)
@@ -77,27 +75,19 @@ class VistaTask:
         }
 
 
-@dataclass
-class LoadedTasks:
-    """The usable tasks of a source and one error per record that could not be used."""
-
-    tasks: list[VistaTask] = field(default_factory=list)
-    errors: list[TaskRecordError] = field(default_factory=list)
-
-
 def load_tasks(
     source: str | Path,
     ids: Iterable[str] | None = None,
     *,
     image_folder: str | Path | None = None,
     strict: bool = False,
-) -> LoadedTasks:
+) -> LoadedTasks[VistaTask]:
     """The tasks of ``source`` (a ``.json``/``.jsonl``/``.parquet`` file, or a folder holding ``val.json``,
     ``*.jsonl`` or ``*.parquet``); only ``ids`` (in source order) if given."""
     path = _record_file(Path(source))
     folder = Path(image_folder) if image_folder is not None else path.parent
     wanted = None if ids is None else {str(i) for i in ids}
-    loaded = LoadedTasks()
+    loaded: LoadedTasks[VistaTask] = LoadedTasks()
     for number, record in _records(path):
         try:
             task = task_from_record(record, folder, f"{path} record {number}")

@@ -20,17 +20,16 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+from pixelbox.harness.suites.shared import LoadedTasks, TaskRecordError
 
 CANARY = "MMSearch-Plus"
 """The benchmark's name; the SHA-256 of it is the XOR key of the encrypted fields."""
 ENCRYPTED = ("question", "arxiv_id", "video_url")
 MAX_IMAGES = 5
-
-
-class TaskRecordError(ValueError):
-    """One record is unusable: the message names the file, the record and the field."""
 
 
 @dataclass(frozen=True)
@@ -65,12 +64,6 @@ class SearchTask:
         }
 
 
-@dataclass
-class Loaded:
-    tasks: list[SearchTask] = field(default_factory=list)
-    errors: list[TaskRecordError] = field(default_factory=list)
-
-
 def _key(canary: str = CANARY) -> bytes:
     return hashlib.sha256(canary.encode("utf-8")).digest()
 
@@ -99,7 +92,9 @@ def image_cache() -> Path:
     return cache_dir("mmsearch-plus", "images")
 
 
-def load_tasks(source: str | Path, ids: Iterable[str] | None = None, *, encrypted: bool | None = None) -> Loaded:
+def load_tasks(
+    source: str | Path, ids: Iterable[str] | None = None, *, encrypted: bool | None = None
+) -> LoadedTasks[SearchTask]:
     """Tasks of an arrow dataset directory (or one ``.arrow`` file), or a JSONL/JSON file of records.
 
     ``encrypted``: None decides per record (a question that is valid base64 decrypting to UTF-8 is
@@ -109,15 +104,12 @@ def load_tasks(source: str | Path, ids: Iterable[str] | None = None, *, encrypte
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such MMSearch-Plus dataset (a save_to_disk folder, .arrow or .jsonl)")
     wanted = set(ids) if ids is not None else None
-    loaded = Loaded()
+    loaded: LoadedTasks[SearchTask] = LoadedTasks()
+    folder = path if path.is_dir() else path.parent
     for where, number, row in _rows(path):
         task_id = str(row.get("task_id") or f"mmsp-{number:03d}")
-        if wanted is not None and task_id not in wanted:
-            continue
-        try:
-            loaded.tasks.append(_task(row, task_id, path if path.is_dir() else path.parent, encrypted))
-        except TaskRecordError as exc:
-            loaded.errors.append(TaskRecordError(f"{where}, record {number} ({task_id}): {exc}"))
+        if wanted is None or task_id in wanted:
+            loaded.add(partial(_task, row, task_id, folder, encrypted), f"{where}, record {number} ({task_id})")
     return loaded
 
 

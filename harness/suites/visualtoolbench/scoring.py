@@ -62,7 +62,7 @@ def score_vtb_run(
     run_dir: str | Path, judges: Sequence[str], *, progress: bool = True, include_infrastructure: bool = False
 ) -> dict[str, Any]:
     """Judge every episode's answers with the first judge spec; writes and returns ``scores.json``."""
-    from tqdm import tqdm
+    from pixelbox.harness.suites.shared import score_each, write_scores
 
     root = Path(run_dir)
     if not judges:
@@ -73,23 +73,9 @@ def score_vtb_run(
         raise VtbScoringError(
             f"no episode traces under {root}; is this a `pixelbox run --suite visualtoolbench` output?"
         )
-    records = [
-        score_episode(path, judge) for path in tqdm(traces, desc="judging", unit="episode", disable=not progress)
-    ]
-    from pixelbox.harness.scoring.report import summarize
-
-    scores = [r["score"] for r in records]
-    result = {
-        "run_dir": str(root),
-        "suite": "visualtoolbench",
-        "judges": list(judges),
-        "options": {"include_infrastructure": include_infrastructure},
-        "summary": summarize(scores, include_infrastructure),
-        "official": official_summary(scores),
-        "episodes": records,
-    }
-    (root / SCORES_FILE).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
-    return result
+    records = score_each(traces, lambda path: score_episode(path, judge), progress)
+    official = official_summary([r["score"] for r in records])
+    return write_scores(root, "visualtoolbench", list(judges), records, include_infrastructure, official=official)
 
 
 def score_episode(path: Path, judge: RubricJudge) -> dict[str, Any]:
