@@ -97,18 +97,27 @@ def check_audit(source: str, run: CellRun, want: dict[str, Any], names: EpisodeN
         notices=run.problems,
         tampered=bool(run.problems),
     )
-    if "written" in want:  # the operations the cell certainly writes, as [op, line]
-        assert [[w["op"], w["line"]] for w in audit.written if w["certain"]] == want["written"], audit.written
     expected = want.get("audit", {})
     if "unavailable" in expected:
         assert not audit.available and expected["unavailable"] in audit.reason, audit.reason
         return
     assert audit.available, audit.reason
-    got_wnr = [[w["op"], w["line"], w["kind"]] for w in audit.written_not_run]
+    compare_audit(audit.to_dict(), want)
+
+
+def compare_audit(audit: dict[str, Any], want: dict[str, Any]) -> None:
+    """An available audit (``Audit.to_dict()``) is exactly the expected one: the certainly written
+    operations (when listed), written-not-run and run-not-written."""
+    if "written" in want:  # the operations the cell certainly writes, as [op, line]
+        assert [[w["op"], w["line"]] for w in audit["written"] if w["certain"]] == want["written"], audit["written"]
+    expected = want.get("audit", {})
+    got_wnr = [[w["op"], w["line"], w["kind"]] for w in audit["written_not_run"]]
     # "helper defined in cell K (name)": K is the kernel's execution index, which depends on test order
-    got_rnw = [[r["op"], r.get("line"), re.sub(r" \d+$", "", r["how"].split(" (")[0])] for r in audit.run_not_written]
-    assert got_wnr == expected.get("written_not_run", []), audit.written_not_run
-    assert got_rnw == expected.get("run_not_written", []), audit.run_not_written
+    got_rnw = [
+        [r["op"], r.get("line"), re.sub(r" \d+$", "", r["how"].split(" (")[0])] for r in audit["run_not_written"]
+    ]
+    assert got_wnr == expected.get("written_not_run", []), audit["written_not_run"]
+    assert got_rnw == expected.get("run_not_written", []), audit["run_not_written"]
 
 
 def test_corpus_is_large_enough() -> None:

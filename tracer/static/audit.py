@@ -31,6 +31,7 @@ __all__ = ["Audit", "Ran", "audit_cell", "audit_episode", "error_line"]
 _OWN_API = "pixelbox."
 _UNTRACED = re.compile(r"line (\d+): code run through (eval|exec)\(\) is not traced")
 _CELL_LINE = re.compile(r"^-*> ?(\d+)\s", re.MULTILINE)
+_CELL_AT = re.compile(r"^\s*Cell In\[\d+\], line (\d+)", re.MULTILINE)
 
 
 @dataclass
@@ -55,8 +56,11 @@ class Audit:
 
 
 def error_line(traceback: str) -> int | None:
-    """The cell line an error traceback points at last (IPython's ``---> N`` arrow), if any."""
+    """The cell line an error traceback points at (IPython's first ``---> N`` arrow), if any; without
+    arrows (an error shown like a syntax error, such as a policy refusal of an import) the line of
+    its first ``Cell In[K], line N`` header."""
     lines = [int(m.group(1)) for m in _CELL_LINE.finditer(traceback)]
+    lines = lines or [int(m.group(1)) for m in _CELL_AT.finditer(traceback)]
     return lines[0] if lines else None
 
 

@@ -406,10 +406,14 @@ class _Reader(cst.CSTVisitor):
         table = _table()
         scope: Scope | None = self.get_metadata(ScopeProvider, func, None)
         # asked per callee (libcst's QualifiedNameProvider would name every node of the cell)
+        imported = False
         for qualified in scope.get_qualified_names_for(func) if scope is not None else ():
             if qualified.source == QualifiedNameSource.IMPORT and qualified.name in table:
                 return qualified.name, qualified.name.startswith(_CERTAIN_ROOTS)
+            imported = imported or qualified.source == QualifiedNameSource.IMPORT
         dotted = _dotted(func)
+        if imported and dotted is not None:
+            return None, False  # a module's function the recorder does not record (plt.show, np.save): no method guess
         if dotted is not None:
             head, _, rest = dotted.partition(".")
             head_node = func
@@ -419,6 +423,8 @@ class _Reader(cst.CSTVisitor):
                 found = self._from_episode(head, rest)
                 if found is not None:
                     return found, found.startswith(_CERTAIN_ROOTS)
+                if rest and (head in self.imports or head in self.names.imports):
+                    return None, False  # an earlier cell's module (plt imported in cell 1): no method guess
         if isinstance(func, cst.Attribute):
             return self._as_method(func.attr.value)
         return None, False

@@ -111,3 +111,22 @@ def test_literal_parameters_are_json_even_when_python_literals_are_not() -> None
     json.dumps([o.to_dict() for o in reading.ops], allow_nan=False)
     blob = read_cell(f"img.save({'x' * 1000!r})\n")
     assert not isinstance(blob, Unreadable) and blob.ops[0].computed == ("0",), "a data blob is not shown"
+
+
+def test_an_error_shown_without_arrows_is_placed_by_its_cell_header() -> None:
+    """A policy refusal of an import prints like a syntax error: ``Cell In[1], line 2`` and no ``--->``."""
+    shown = "Traceback (most recent call last):\n\n  Cell In[1], line 2\n    from uuid import uuid4\n\nPolicyViolation"
+    assert error_line(shown) == 2
+    assert error_line("  Cell In[3], line 9\n      8 x = 1\n----> 9 y()\n") == 9, "the arrow wins"
+
+
+def test_a_modules_function_is_never_guessed_to_be_an_image_method() -> None:
+    """``plt.show()`` and ``np.save`` are module functions the recorder does not record, not ``Image.show``
+    or ``Image.save``; a name imported by an earlier cell counts too; a real image's ``save`` still does."""
+    first = "import numpy as np\nimport matplotlib.pyplot as plt\nnp.save('a', [1])\nplt.show()\nimg.save('b.png')\n"
+    reading = read_cell(first, EpisodeNames())
+    assert not isinstance(reading, Unreadable)
+    assert [(op.op, op.line) for op in reading.ops] == [("io", 5)]
+    later = read_cell("plt.show()\nplt.imshow(im)\n", advance(EpisodeNames(), reading, 1))
+    assert not isinstance(later, Unreadable)
+    assert [(op.api, op.line) for op in later.ops] == [("matplotlib.pyplot.imshow", 2)]
