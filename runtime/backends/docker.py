@@ -16,6 +16,7 @@ import time
 import uuid
 from typing import Any
 
+from pixelbox.runtime.backends import restore
 from pixelbox.runtime.backends.base import (
     KERNEL_COMMAND,
     Backend,
@@ -156,6 +157,7 @@ class DockerBackend(Backend):
         """Whether containers run inside a pixelbox group: only where this process and the
         engine see the same cgroup tree (root, the cgroupfs driver, an engine on this host's
         Unix socket). Turned off for good if a container does not turn up inside its group."""
+        self._restore: restore.RestorePath | None = None
 
     @classmethod
     def for_options(cls, options: SandboxOptions) -> DockerBackend:
@@ -179,7 +181,9 @@ class DockerBackend(Backend):
 
     @classmethod
     def remove_orphans(cls, owned: Owned, report: CleanupReport) -> None:
-        """Remove pixelbox containers whose owner pid ``owned`` accepts (an engine that is down is reported)."""
+        """Remove pixelbox containers whose owner pid ``owned`` accepts (an engine that is down is reported),
+        and what the runsc restore path ran for them."""
+        restore.remove_orphans(owned, report)
         try:
             client = docker_client()
         except BackendUnavailable as exc:
@@ -195,12 +199,13 @@ class DockerBackend(Backend):
 
     @classmethod
     def leftovers_of(cls, pid: int, start: int | None) -> dict[str, list[str]]:
-        """Containers of ``pid``'s sandboxes still known to the engine (none when no engine answers)."""
+        """Containers of ``pid``'s sandboxes still known to the engine or to runsc's restore path."""
+        restored = restore.leftovers_of(pid, start)
         try:
             client = docker_client()
         except BackendUnavailable:
-            return {}
-        found = [
+            return {"containers": restored} if restored else {}
+        found = restored + [
             c.name
             for c in client.containers.list(
                 all=True, filters={"label": [LABEL, f"{OWNER_LABEL}={pid}"]}, ignore_removed=True
@@ -326,7 +331,33 @@ class DockerBackend(Backend):
             hostname="sandbox",
         )
 
+    def prepare_fresh(self, options: SandboxOptions) -> None:
+        """Under runsc with ``PIXELBOX_RUNSC_RESTORE=1``: start making the checkpoint template."""
+        path = self._restore_path()
+        if path is not None:
+            path.template(options, self.environment(options.with_(env={})))
+
+    def start_fresh(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle | None:
+        """A kernel restored from the runsc checkpoint (opt-in, see :mod:`.restore`); None: start cold."""
+        path = self._restore_path()
+        if path is None:
+            return None
+        template = path.template(options, self.environment(options.with_(env={})))
+        if not template.ready(options.start_timeout):
+            return None
+        return path.restore(template, layout, options, self.environment(options))
+
+    def _restore_path(self) -> restore.RestorePath | None:
+        if self.runtime != "runsc" or not restore.enabled():
+            return None
+        if self._restore is None:
+            mounts = restore.Mounts(IPC_MOUNT, WORK_MOUNT, INPUTS_MOUNT)
+            self._restore = restore.RestorePath(self.client, self.image, self.image_id, mounts, RUNSC_PIDS_HEADROOM)
+        return self._restore
+
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
+        if isinstance(handle, restore.RestoredHandle):
+            return restore.facts(handle, ready, options, options.pids + RUNSC_PIDS_HEADROOM)
         assert isinstance(handle, DockerHandle)
         host = handle.container.attrs.get("HostConfig", {})
         interfaces = ready.get("interfaces") or []
