@@ -252,12 +252,14 @@ class RestoredHandle(KernelHandle):
         threading.Thread(target=self._wait, name=f"pbx-wait-{container[-12:]}", daemon=True).start()
 
     def _wait(self) -> None:
+        """Block in ``runsc wait``: it prints the exit code of the container's init (tini, which
+        exits with 128+N when the kernel died of signal N, as under ``docker run --init``)."""
         try:
             done = subprocess.run(
                 [RUNSC, "--root", str(STATE_ROOT), "wait", self.container], capture_output=True, text=True, check=False
             )
             status = json.loads(done.stdout or "{}").get("exitStatus")
-            self.exit_code = _exit_code(status) if isinstance(status, int) else None
+            self.exit_code = status if isinstance(status, int) and status >= 0 else None
         except (OSError, ValueError):
             self.exit_code = None
         self.exited.set()
@@ -289,13 +291,6 @@ class RestoredHandle(KernelHandle):
             runsc("delete", "--force", self.container)
         self.exited.wait(5.0)
         remove_tree(self.bundle)
-
-
-def _exit_code(status: int) -> int:
-    """A wait status as the subprocess convention (negative: killed by that signal)."""
-    if os.WIFSIGNALED(status):
-        return -os.WTERMSIG(status)
-    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
 
 
 def _read(path: Path) -> str:

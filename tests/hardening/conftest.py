@@ -24,6 +24,7 @@ import pytest
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
+from pixelbox.runtime.backends import restore
 from pixelbox.runtime.backends.cgroups import pixelbox_groups
 from tests.conftest import require_backend
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, Target, assert_usable
@@ -66,7 +67,7 @@ def shared(request: pytest.FixtureRequest, input_image: Path) -> Iterator[tuple[
             env.setenv(var, HOST_SECRET)
         sb = Sandbox(inputs=[input_image], **options)
         try:
-            if options["backend"] == "local":  # the cases below hold for kernels forked from the zygote
+            if options["backend"] == "local" or restore_requested(options):  # the cases hold for fast kernels too
                 assert sb.start_path == "fast", sb.info.kernel
             yield name, sb
         finally:
@@ -90,6 +91,11 @@ def target(shared: tuple[str, Sandbox], request: pytest.FixtureRequest) -> Itera
     assert_usable(case)
 
 
+def restore_requested(options: dict[str, Any]) -> bool:
+    """Whether a runsc sandbox is to be restored from a checkpoint (``PIXELBOX_RUNSC_RESTORE=1``)."""
+    return options.get("runtime") == "runsc" and restore.enabled()
+
+
 def leftovers_of(sb: Sandbox) -> dict[str, Any]:
     """What a sandbox owns on the host right now, to check it is all gone after close."""
     info = sb.info
@@ -111,6 +117,7 @@ def assert_gone(evidence: dict[str, Any]) -> None:
 
         left = docker_client().containers.list(all=True, filters={"id": evidence["container"]})
         assert not left, f"container {evidence['container']} left behind"
+        assert evidence["container"] not in restore.restore_ids(), f"runsc container {evidence['container']} left"
     if evidence["uid"]:
         left = _living(processes_of_uid(evidence["uid"]))
         deadline = time.monotonic() + REAP_WAIT_S  # SIGKILLed stragglers leave /proc once init reaps them
