@@ -50,7 +50,7 @@ from _common import RESULTS, format_table, machine_facts, progress, summarize, w
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import choose_backend
+from pixelbox.runtime.backends import choose_backend, restore
 from pixelbox.runtime.backends import zygote as zygotes
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.options import SandboxOptions
@@ -159,6 +159,31 @@ def bare_once(opts: dict[str, Any], engine: list[int]) -> Sample:
     return Sample(seconds, host, kernel, _engine_cpu(engine) - engine0, "bare")
 
 
+@contextlib.contextmanager
+def restore_switched_on() -> Any:
+    """The runsc restore path on (``PIXELBOX_RUNSC_RESTORE=1``) for what runs inside, as before after."""
+    before = os.environ.get(restore.ENABLE_VARIABLE)
+    os.environ[restore.ENABLE_VARIABLE] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(restore.ENABLE_VARIABLE, None)
+        else:
+            os.environ[restore.ENABLE_VARIABLE] = before
+
+
+def restore_once(opts: dict[str, Any], engine: list[int]) -> Sample:
+    """A fresh sandbox restored from the runsc checkpoint; host CPU includes the runsc commands it ran
+    (children of this process: restore, wait, kill, delete)."""
+    children0 = _self_cpu(resource.RUSAGE_CHILDREN)
+    with restore_switched_on():
+        sample = fresh_once(opts, engine)
+    time.sleep(0.05)  # the waiter's ``runsc wait`` is reaped once the container is gone
+    sample.host_cpu += _self_cpu(resource.RUSAGE_CHILDREN) - children0
+    return sample
+
+
 @dataclass(frozen=True)
 class Kind:
     """One column of the fresh-sandbox table: how one sample is taken, and on which backends."""
@@ -167,17 +192,24 @@ class Kind:
     run: Callable[[dict[str, Any], list[int]], Sample]
     containers_only: bool = False
     overrides: dict[str, Any] = field(default_factory=dict)
+    only: tuple[str, ...] = ()
+    """The backends this column applies to (empty: all)."""
 
 
 KINDS: dict[str, Kind] = {
     "cold": Kind("cold start (today)", fresh_once, overrides={"fast_start": False}),
     "fast": Kind("fast path", fresh_once, overrides={"fast_start": True}),
     "bare": Kind("bare docker run", bare_once, containers_only=True),
+    "restore": Kind("runsc restore (opt-in)", restore_once, only=("runsc",)),
 }
 
 
 def _kinds_for(name: str) -> list[str]:
-    return [k for k, kind in KINDS.items() if not (kind.containers_only and name == "local")]
+    return [
+        k
+        for k, kind in KINDS.items()
+        if not (kind.containers_only and name == "local") and (not kind.only or name in kind.only)
+    ]
 
 
 def _prepare(name: str) -> str | None:
@@ -187,6 +219,10 @@ def _prepare(name: str) -> str | None:
         backend, _ = choose_backend(opts)
         backend.prepare_fresh(opts)
         Sandbox(opts).close()  # waits for the fast path, or starts cold when there is none
+        if "restore" in _kinds_for(name):
+            with restore_switched_on():
+                backend.prepare_fresh(opts)
+                Sandbox(opts).close()  # waits for the checkpoint template
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -263,16 +299,25 @@ def bench_churn(names: list[str], blocks: int, episodes: int, workers: int, imag
     """Cold and fast in alternating blocks per backend; episodes per minute over all blocks of each."""
     out: dict[str, Any] = {}
     for name in names:
-        totals = {"cold": [0, 0.0], "fast": [0, 0.0]}
+        kinds = [k for k in ("cold", "fast", "restore") if k in _kinds_for(name)]
+        totals: dict[str, list[Any]] = {k: [0, 0.0] for k in kinds}
         for _ in range(blocks):
-            for kind_name in ("cold", "fast"):
+            for kind_name in kinds:
                 opts = {**BACKENDS[name], **KINDS[kind_name].overrides}
-                done, seconds = churn_block(opts, image, workers, episodes)
+                switch = restore_switched_on() if kind_name == "restore" else contextlib.nullcontext()
+                with switch:
+                    done, seconds = churn_block(opts, image, workers, episodes)
                 totals[kind_name][0] += done
                 totals[kind_name][1] += seconds
                 bar.update(1)
         rates = {k: 60.0 * n / s for k, (n, s) in totals.items()}
-        out[name] = {"episodes_per_min": rates, "ratio": rates["fast"] / rates["cold"], "totals": totals}
+        ratios = {k: rates[k] / rates["cold"] for k in kinds if k != "cold"}
+        out[name] = {
+            "episodes_per_min": rates,
+            "ratio": rates["fast"] / rates["cold"],
+            "ratios": ratios,
+            "totals": totals,
+        }
     return out
 
 
@@ -307,27 +352,46 @@ def fresh_table(results: dict[str, Any]) -> str:
     return format_table(headers, rows)
 
 
+def churn_table(churn: dict[str, Any]) -> str:
+    """Markdown: episodes per minute per backend and variant, and each against cold."""
+    rows = []
+    for name, figures in churn.items():
+        for kind_name, rate in figures["episodes_per_min"].items():
+            ratio = figures.get("ratios", {}).get(kind_name)
+            rows.append([name, KINDS[kind_name].label, f"{rate:.0f}", "-" if ratio is None else f"{ratio:.2f}x"])
+    return format_table(["backend", "variant", "churn (episodes/min)", "vs cold"], rows)
+
+
 def verdicts(fresh: dict[str, Any], churn: dict[str, Any]) -> list[str]:
     """Each target, met or missed, with the figures behind it."""
     lines = []
     for name, by_kind in fresh.items():
-        fast = by_kind.get("fast", {}).get("seconds", {}).get("p50")
-        target = FAST_TARGET_S.get(name)
-        if fast is not None and target is not None:
-            lines.append(f"{name}: fast p50 {fast:.3f} s vs target {target} s: {'met' if fast <= target else 'MISSED'}")
-        bare = by_kind.get("bare", {}).get("seconds", {}).get("p50")
-        ratio_target = BARE_RATIO_TARGET.get(name)
-        if fast is not None and bare and ratio_target is not None:
-            ratio = fast / bare
-            verdict = "met" if ratio <= ratio_target else "MISSED"
-            lines.append(f"{name}: fast / bare docker run {ratio:.2f} vs target {ratio_target}: {verdict}")
+        lines += _speed_verdicts(name, by_kind, "fast")
+        if "restore" in by_kind:
+            lines += [f"{line} (restore)" for line in _speed_verdicts(name, by_kind, "restore")]
     for name, figures in churn.items():
         target = CHURN_TARGET.get(name)
-        if target is not None:
-            ratio = figures["ratio"]
-            lines.append(
-                f"{name}: churn fast / cold {ratio:.2f}x vs target {target}x: {'met' if ratio >= target else 'MISSED'}"
-            )
+        for kind_name, ratio in figures.get("ratios", {}).items() if target is not None else ():
+            verdict = "met" if ratio >= target else "MISSED"
+            lines.append(f"{name}: churn {kind_name} / cold {ratio:.2f}x vs target {target}x: {verdict}")
+    return lines
+
+
+def _speed_verdicts(name: str, by_kind: dict[str, Any], kind_name: str) -> list[str]:
+    """The first-result targets of one variant of one backend."""
+    lines = []
+    fast = by_kind.get(kind_name, {}).get("seconds", {}).get("p50")
+    target = FAST_TARGET_S.get(name)
+    if fast is not None and target is not None:
+        lines.append(
+            f"{name}: {kind_name} p50 {fast:.3f} s vs target {target} s: {'met' if fast <= target else 'MISSED'}"
+        )
+    bare = by_kind.get("bare", {}).get("seconds", {}).get("p50")
+    ratio_target = BARE_RATIO_TARGET.get(name)
+    if fast is not None and bare and ratio_target is not None:
+        ratio = fast / bare
+        verdict = "met" if ratio <= ratio_target else "MISSED"
+        lines.append(f"{name}: {kind_name} / bare docker run {ratio:.2f} vs target {ratio_target}: {verdict}")
     return lines
 
 
@@ -351,7 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     skipped = {n: why for n in names if (why := _prepare(n)) is not None}
     names = [n for n in names if n not in skipped]
     engine = _engine_pids()
-    steps = sum((args.rounds + 1) * len(_kinds_for(n)) for n in names) + len(names) * 2 * args.churn_blocks
+    steps = sum((args.rounds + 1) * len(_kinds_for(n)) for n in names) + sum(
+        args.churn_blocks * len({"cold", "fast", "restore"} & set(_kinds_for(n))) for n in names
+    )
     with progress(steps, "fresh sandboxes") as bar, tempfile.TemporaryDirectory() as folder:
         fresh = bench_fresh(names, args.rounds, engine, bar)
         churn = bench_churn(names, args.churn_blocks, args.churn_episodes, args.workers, _task_image(Path(folder)), bar)
@@ -359,11 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = verdicts(fresh, churn)
     print(fresh_table(fresh))
     print()
-    rows = [
-        [n, f"{c['episodes_per_min']['cold']:.0f}", f"{c['episodes_per_min']['fast']:.0f}", f"{c['ratio']:.2f}x"]
-        for n, c in churn.items()
-    ]
-    print(format_table(["backend", "churn cold (episodes/min)", "churn fast", "fast / cold"], rows))
+    print(churn_table(churn))
     print()
     print("\n".join(lines))
     for name, why in skipped.items():
