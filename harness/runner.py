@@ -32,6 +32,7 @@ from pixelbox.harness.agents.base import Agent
 from pixelbox.harness.episode import RETRYABLE_STATUSES, EpisodeAborted, EpisodeConfig, EpisodeOutcome
 from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.episode.codemode import CodeBlocks
+from pixelbox.harness.episode.loop import TurnRules
 from pixelbox.harness.episode.prompts import PromptTemplates
 from pixelbox.harness.modes import Mode
 from pixelbox.harness.preflight import check_services
@@ -170,6 +171,7 @@ def run_tasks(
     max_consecutive_failures: int = 0,
     executor: EpisodeExecutor | None = None,
     code_blocks: CodeBlocks | None = None,
+    turn_rules: TurnRules = "pixelbox",
 ) -> RunSummary:
     """Run ``tasks`` (or shard ``(i, n)`` of them) in ``mode``, writing traces under ``out_dir``; resumable.
 
@@ -185,6 +187,7 @@ def run_tasks(
     where episodes play (default: a :class:`ThreadExecutor` of ``concurrency`` threads on this host;
     ``pixelbox.ray.RayExecutor`` spreads them over a Ray cluster); whichever it is, this process alone
     writes the traces. ``code_blocks`` (code mode) says which ``<code>`` blocks of a turn run; default: the suite's.
+    ``turn_rules`` says how a turn's ``<answer>`` is taken (:attr:`EpisodeConfig.turn_rules`).
 
     Raises :class:`RunSetupError` (before any episode starts, nothing marked finished) when the
     agent or the web tools of the first task to run cannot be built, and
@@ -203,6 +206,7 @@ def run_tasks(
         budgets=budgets or BudgetLimits(),
         templates=templates or PromptTemplates(),
         code_blocks=code_blocks or player_suite.code_blocks,
+        turn_rules=turn_rules,
     )
     options = sandbox_options or SandboxOptions()
     selected = select_shard(tasks, *shard) if shard is not None else list(tasks)

@@ -44,6 +44,10 @@ from pixelbox.harness.web import WEB_TOOLS, WebTools
 from pixelbox.runtime.errors import PixelboxError
 from pixelbox.runtime.execution import Execution
 
+TurnRules = Literal["pixelbox", "official"]
+TURN_RULES: tuple[TurnRules, ...] = ("pixelbox", "official")
+"""How a turn's ``<answer>`` is taken (:attr:`EpisodeConfig.turn_rules`)."""
+
 EPISODE_STATUSES = ("answered", "no_answer", "budget_exhausted", "agent_error", "runtime_error", "harness_error")
 RETRYABLE_STATUSES = ("agent_error", "runtime_error", "harness_error")
 """Statuses that say the run's infrastructure failed, not the model: ``--retry-failed`` runs them again."""
@@ -63,12 +67,19 @@ class EpisodeConfig:
     code_blocks: CodeBlocks = "all"
     """Code mode: run every ``<code>`` block of a turn (``all``) or only the first closed one, as the
     official Agentic-MME runners do (``first``; see :mod:`pixelbox.harness.episode.codemode`)."""
+    turn_rules: TurnRules = "pixelbox"
+    """``pixelbox``: an ``<answer>`` counts only in a turn without actions, a turn with neither gets a nudge.
+    ``official`` (the Agentic-MME general runner): an ``<answer>`` beside code ends the episode once the
+    code ran (the turn's tool calls do not run), and a turn with no action and no ``<answer>`` is itself
+    the answer (its text)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be '{CODE}' (code) or '{ATOMIC}' (atomic tools), got {self.mode!r}")
         if self.code_blocks not in CODE_BLOCKS:
             raise ValueError(f"code_blocks must be one of {', '.join(CODE_BLOCKS)}, got {self.code_blocks!r}")
+        if self.turn_rules not in TURN_RULES:
+            raise ValueError(f"turn_rules must be one of {', '.join(TURN_RULES)}, got {self.turn_rules!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON view for traces and ``run.json`` (templates by hash, so a changed prompt is noticed)."""
@@ -85,6 +96,7 @@ class EpisodeConfig:
             "max_nudges": self.max_nudges,
             # absent for "all", the reading older runs used, so they resume; a run of the other reading does not
             **({"code_blocks": self.code_blocks} if self.code_blocks != "all" else {}),
+            **({"turn_rules": self.turn_rules} if self.turn_rules != "pixelbox" else {}),
         }
 
 
@@ -209,12 +221,21 @@ class Episode:
             self.messages.append(turn.assistant_message())
             actions = self._actions(turn)
             answer = extract_answer(turn.text)
+            official = self.config.turn_rules == "official"
             if not actions:
                 if answer is not None:
                     raise EpisodeEnd("answered", None, answer)
+                if official and turn.text.strip():
+                    raise EpisodeEnd(
+                        "answered", "no <answer>: the turn's text is the answer (official rule)", turn.text.strip()
+                    )
                 self._nudge(turn)
                 continue
             self._nudges = 0
+            code = [action for action in actions if action.kind == "code"]
+            if official and answer is not None and code:
+                self._run_actions(code)
+                raise EpisodeEnd("answered", None, answer)
             feedback = self._run_actions(actions)
             if answer is not None:
                 feedback.texts.append(

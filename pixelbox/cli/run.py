@@ -34,6 +34,7 @@ from pixelbox.harness.agents.retry import RetryPolicy
 from pixelbox.harness.episode import RETRYABLE_STATUSES
 from pixelbox.harness.episode.budgets import BudgetLimits
 from pixelbox.harness.episode.codemode import CODE_BLOCKS, CodeBlocks
+from pixelbox.harness.episode.loop import TURN_RULES
 from pixelbox.harness.modes import MODE_CHOICES, parse_mode
 from pixelbox.harness.runner import RunSummary, WebConfig, run_tasks
 from pixelbox.harness.suites import SUITES
@@ -78,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=CODE_BLOCKS,
         help="code mode: run only the first closed <code> block of a turn, as the official Agentic-MME runners "
         "do (first), or every block (all); default: the suite's (agentic-mme: first)",
+    )
+    parser.add_argument(
+        "--turn-rules",
+        default="pixelbox",
+        choices=TURN_RULES,
+        help="official: as the Agentic-MME general runner, an <answer> beside code ends the episode after the code "
+        "ran and a turn with no action and no <answer> is the answer; pixelbox (default): neither is accepted",
     )
     parser.add_argument("--max-rounds", type=int, default=None, metavar="N", help="model turns (default: the suite's)")
     parser.add_argument("--max-tool-calls", type=int, default=None, metavar="N", help="actions (default: the suite's)")
@@ -300,6 +308,7 @@ def _run(args: argparse.Namespace) -> int:
         max_consecutive_failures=args.max_consecutive_failures,
         executor=_executor(args),
         code_blocks=args.code_blocks,
+        turn_rules=args.turn_rules,
     )
     report(summary, as_json=args.json)
     complete = summary.finished == summary.total and not summary.failed

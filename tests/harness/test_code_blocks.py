@@ -110,3 +110,52 @@ def test_all_blocks_runs_every_block_and_says_so(tmp_path: Path) -> None:
     assert "code_blocks" not in trace.of_kind("episode_start")[0]["config"], "absent: older runs resume"
     outputs = [e["stdout"] for e in executions(trace)]
     assert outputs == ["first block ran\n", "second block ran\n", "unclosed block ran\n"]
+
+
+CODE_AND_ANSWER = "<code>print('looked')</code>\n<answer>red</answer>"
+PLAIN = "The box is red."
+
+
+@pytest.mark.parametrize("replies", [[CODE_AND_ANSWER], [PLAIN]], ids=["answer-beside-code", "plain-text"])
+def test_official_turn_rules_take_the_answer_as_the_general_runner_does(tmp_path: Path, replies: list[str]) -> None:
+    """An <answer> beside code ends the episode once the code ran; a turn with no action and no <answer>
+    is itself the answer (the official general runner's fallback). pixelbox's rules refuse both."""
+    task = make_task(tmp_path / "data")
+    with ChatCompletionsServer([completion(t) for t in [*replies, ANSWER]]) as server:
+        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
+        summary = run_tasks(
+            [task],
+            agent_factory=lambda task: OpenAIAgent(config),
+            mode="gen",
+            out_dir=tmp_path / "run",
+            sandbox_options=SandboxOptions(backend="local"),
+            progress=False,
+            turn_rules="official",
+        )
+        requests = len(server.bodies())
+    assert summary.counts == {"answered": 1}, summary.failed
+    trace = trace_of(tmp_path / "run", "t1")
+    end = trace.of_kind("episode_end")[0]
+    assert requests == 1, "the first turn ended the episode"
+    assert trace.of_kind("episode_start")[0]["config"]["turn_rules"] == "official"
+    if replies == [PLAIN]:
+        assert end["answer"] == PLAIN and not executions(trace)
+    else:
+        assert end["answer"] == "red" and [e["stdout"] for e in executions(trace)] == ["looked\n"]
+
+
+def test_pixelbox_turn_rules_refuse_an_answer_beside_code(tmp_path: Path) -> None:
+    task = make_task(tmp_path / "data")
+    with ChatCompletionsServer([completion(t) for t in [CODE_AND_ANSWER, PLAIN, ANSWER]]) as server:
+        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
+        summary = run_tasks(
+            [task],
+            agent_factory=lambda task: OpenAIAgent(config),
+            mode="gen",
+            out_dir=tmp_path / "run",
+            sandbox_options=SandboxOptions(backend="local"),
+            progress=False,
+        )
+        requests = len(server.bodies())
+    assert summary.counts == {"answered": 1} and requests == 3, "refused, nudged, then answered"
+    assert "turn_rules" not in trace_of(tmp_path / "run", "t1").of_kind("episode_start")[0]["config"]
