@@ -236,7 +236,7 @@ class LocalBackend(Backend):
             )
         return LocalHandle(proc, uid, cgroup, applied, int(options.memory))
 
-    def _zygote(self, options: SandboxOptions) -> Zygote:
+    def _zygote(self, options: SandboxOptions) -> Zygote | None:
         """The zygote whose imports fit ``options`` (BLAS and OpenMP read their thread count at import)."""
         threads = str(max(1, int(options.cpus)))
         env = {
@@ -260,7 +260,7 @@ class LocalBackend(Backend):
         """Fork the kernel from the zygote (started now if needed); None when the zygote cannot serve."""
         self._check_reachable(uid)
         zygote = self._zygote(options)
-        if not zygote.usable(options.start_timeout):
+        if zygote is None or not zygote.usable(options.start_timeout):
             return None
         cgroup, applied = _make_cgroup(layout, options)
         limits = confinement(layout, options, uid, cgroup, memory_by_cgroup=_limits_memory(applied))

@@ -35,6 +35,10 @@ ZYGOTE_MODULE = "pixelbox.kernel.zygote"
 ROOM = 512
 """Padding on the zygote's command line, overwritten by each forked kernel with a cold kernel's."""
 FORK_REPLY_TIMEOUT_S = 10.0
+READY_TIMEOUT_S = 60.0
+"""A zygote not listening this long after it started has failed (its imports hang)."""
+RETRY_AFTER_S = 60.0
+"""A zygote that failed is not replaced before this long after it started: kernels start cold meanwhile."""
 EXIT_REPORT_TIMEOUT_S = 1.0
 
 
@@ -116,6 +120,7 @@ class Zygote:
         self.root.chmod(0o700)
         self.socket = self.root / "sock"
         self.ready = threading.Event()
+        self.started = time.monotonic()
         self.failure: str | None = None
         self.missing: list[str] = []
         with open(self.root / "zygote.log", "ab") as log:
@@ -141,8 +146,13 @@ class Zygote:
         self.ready.set()
 
     def usable(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` for the zygote to listen; False when it failed or died."""
-        return self.ready.wait(timeout) and self.failure is None and self.proc.poll() is None
+        """Wait up to ``timeout`` (at most :data:`READY_TIMEOUT_S`) for the zygote to listen; False when
+        it failed, died, or is still not listening :data:`READY_TIMEOUT_S` after it started (then it
+        counts as failed: the next request replaces it, after :data:`RETRY_AFTER_S`)."""
+        waited = min(timeout, max(0.0, self.started + READY_TIMEOUT_S - time.monotonic()))
+        if not self.ready.wait(waited) and time.monotonic() >= self.started + READY_TIMEOUT_S:
+            self.failure = self.failure or f"the zygote was not ready {READY_TIMEOUT_S:g} s after it started"
+        return self.ready.is_set() and self.failure is None and self.proc.poll() is None
 
     def fork(self, request: ForkRequest, log_fd: int) -> ForkedProcess:
         """A fresh kernel for ``request``; ``ZygoteUnavailable`` when the zygote cannot serve."""
@@ -181,12 +191,16 @@ _zygotes: dict[tuple[str, ...], Zygote] = {}
 _lock = threading.Lock()
 
 
-def zygote_for(python: str, env: dict[str, str]) -> Zygote:
-    """The running zygote for ``python`` and the import-time ``env`` (started now if there is none)."""
+def zygote_for(python: str, env: dict[str, str]) -> Zygote | None:
+    """The zygote for ``python`` and the import-time ``env``, started now if there is none; a failed or
+    dead one is replaced, but not sooner than :data:`RETRY_AFTER_S` after it started (None meanwhile:
+    kernels start cold rather than each waiting on a zygote that keeps failing)."""
     key = (python, *sorted(f"{k}={v}" for k, v in env.items()))
     with _lock:
         zygote = _zygotes.get(key)
-        if zygote is not None and zygote.ready.is_set() and not zygote.usable(0):
+        if zygote is not None and not zygote.usable(0) and (zygote.ready.is_set() or zygote.failure):
+            if time.monotonic() < zygote.started + RETRY_AFTER_S and zygote.failure:
+                return None
             zygote.stop()
             zygote = None
         if zygote is None:
@@ -205,7 +219,8 @@ def stop_all() -> None:
 
 
 def running() -> list[dict[str, Any]]:
-    """The zygotes of this process: pid, directory, readiness, whether it runs (for leak checks and benchmarks)."""
+    """The zygotes of this process: pid, directory, readiness, whether it runs, why it failed (leak checks,
+    benchmarks, diagnostics)."""
     with _lock:
         return [
             {
@@ -213,6 +228,7 @@ def running() -> list[dict[str, Any]]:
                 "root": str(z.root),
                 "ready": z.ready.is_set() and z.failure is None,
                 "alive": z.proc.poll() is None,
+                "failure": z.failure,
             }
             for z in _zygotes.values()
         ]

@@ -260,3 +260,25 @@ def test_kernels_outlive_a_dead_zygote_and_the_next_sandbox_gets_a_new_one() -> 
         with Sandbox(**LOCAL) as after:
             assert after.start_path == "fast"
             assert _run(after, "print(2)") == "2\n"
+
+
+def test_a_zygote_that_fails_to_start_leaves_kernels_cold() -> None:
+    """A zygote that dies before it listens is a failure: sandboxes start cold at once instead of each
+    waiting on a new zygote, until the retry delay has passed."""
+    from pixelbox.runtime.backends.local import LocalBackend
+    from pixelbox.runtime.options import SandboxOptions
+
+    zygotes.stop_all()
+    try:
+        LocalBackend().prepare_fresh(SandboxOptions(**LOCAL))
+        (zygote,) = zygotes.running()
+        os.kill(zygote["pid"], signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not zygotes.running()[0]["failure"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert zygotes.running()[0]["failure"], zygotes.running()
+        with Sandbox(**LOCAL) as sb:
+            assert sb.start_path == "cold"
+            assert _run(sb, "print(3)") == "3\n"
+    finally:
+        zygotes.stop_all()
