@@ -116,6 +116,16 @@ def test_the_fast_path_is_taken_and_the_kernel_is_confined() -> None:
             assert info.isolation["network_isolated"] is True
             assert "private tmpfs" in info.isolation["dev_shm"]
         assert _run(sb, "import os\nprint(os.getcwd())").strip() == str(sb.layout.work)
+        status = dict(
+            line.split(":", 1)
+            for line in _run(sb, "print(open('/proc/self/status').read())").splitlines()
+            if ":" in line
+        )
+        assert status["NoNewPrivs"].strip() == "1"
+        assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0
+        if os.geteuid() == 0:
+            assert status["Groups"].strip() == ""
+            assert status["Uid"].split() == [str(info.kernel["uid"])] * 4
 
 
 def test_nothing_of_one_sandbox_reaches_the_next(secret_env: None) -> None:
