@@ -75,6 +75,19 @@ class EpisodeContext:
         return {item.name: getattr(self, item.name) for item in fields(self)}
 
 
+class RunScorer(Protocol):
+    """Scores every episode traced under ``run_dir`` with ``judges``; writes and returns ``scores.json``.
+
+    ``options`` are the Agentic-MME scorer's :class:`~pixelbox.harness.scoring.options.ScoringOptions`
+    (other suites' scorers take and ignore them); ``include_infrastructure`` puts infrastructure
+    failures in the summary rows.
+    """
+
+    def __call__(
+        self, run_dir: str | Path, judges: Sequence[str], *, progress: bool, options: Any, include_infrastructure: bool
+    ) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class DemoResult:
     """What ``pixelbox demo --suite NAME`` prints (``lines``) and what went wrong (``failures``)."""
@@ -146,6 +159,10 @@ class Suite(ABC):
         """Play one episode to its end, writing its trace; always closes the sandbox it made."""
 
     @abstractmethod
+    def scorer(self) -> RunScorer:
+        """The function that scores a run of this suite (:meth:`score_run` calls it); imported when asked,
+        so that loading the suite stays light."""
+
     def score_run(
         self,
         run_dir: str | Path,
@@ -156,6 +173,8 @@ class Suite(ABC):
         include_infrastructure: bool = False,
     ) -> dict[str, Any]:
         """Score every episode under ``run_dir`` from its traces; writes and returns the scores."""
+        score = self.scorer()
+        return score(run_dir, judges, progress=progress, options=options, include_infrastructure=include_infrastructure)
 
     def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
         """What ``pixelbox score`` prints about ``scores`` (the result of :meth:`score_run`)."""
@@ -203,4 +222,4 @@ SUITES: Registry[Suite] = Registry("suite", discover=(__name__, "SUITE"), name_o
 """Every suite, found in this package's modules."""
 
 
-__all__ = ["DEFAULT_SUITE", "SUITES", "DemoResult", "EpisodeContext", "Suite", "SuiteError", "SuiteTask"]
+__all__ = ["DEFAULT_SUITE", "SUITES", "DemoResult", "EpisodeContext", "RunScorer", "Suite", "SuiteError", "SuiteTask"]

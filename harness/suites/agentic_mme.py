@@ -12,12 +12,13 @@ per code run). As the official general runners, a code-mode turn runs only its f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pixelbox.harness.modes import MODES
-from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+from pixelbox.harness.suites import DemoResult, EpisodeContext, RunScorer, Suite
+from pixelbox.harness.suites.shared import StandardReports
 
 if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.tasks import Task
 
 
-class AgenticMME(Suite):
+class AgenticMME(StandardReports, Suite):
     """Agentic-MME (the paper's Gen and Atm modes; official task and output layouts)."""
 
     name = "agentic-mme"
@@ -59,31 +60,10 @@ class AgenticMME(Suite):
 
         return run_episode(task, agent, **context.kwargs())
 
-    def score_run(
-        self,
-        run_dir: str | Path,
-        judges: Sequence[str],
-        *,
-        progress: bool = True,
-        options: Any = None,
-        include_infrastructure: bool = False,
-    ) -> dict[str, Any]:
+    def scorer(self) -> RunScorer:
         from pixelbox.harness.scoring.run import score_run
 
-        return score_run(
-            run_dir, judges, progress=progress, options=options, include_infrastructure=include_infrastructure
-        )
-
-    def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
-        from pixelbox.harness.scoring.report import to_markdown
-        from pixelbox.harness.scoring.run import SCORES_FILE
-
-        return [to_markdown(scores["summary"]).removesuffix("\n"), f"scores: {str(run_dir).rstrip('/')}/{SCORES_FILE}"]
-
-    def write_report(self, run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
-        from pixelbox.harness.scoring.run import write_report
-
-        return write_report(run_dir, include_infrastructure=include_infrastructure)
+        return score_run
 
     def export_run(self, run_dir: str | Path, out: str | Path) -> list[ExportedEpisode]:
         from pixelbox.harness.export import export_run

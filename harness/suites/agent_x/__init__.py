@@ -10,11 +10,11 @@ Documented in docs/agent-x.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+from pixelbox.harness.suites import DemoResult, EpisodeContext, RunScorer, Suite
 from pixelbox.harness.suites.shared import StandardReports, usable_tasks
 
 if TYPE_CHECKING:
@@ -63,18 +63,10 @@ class AgentX(StandardReports, Suite):
 
         return run_agentx_episode(task, agent, context)
 
-    def score_run(
-        self,
-        run_dir: str | Path,
-        judges: Sequence[str],
-        *,
-        progress: bool = True,
-        options: Any = None,
-        include_infrastructure: bool = False,
-    ) -> dict[str, Any]:
+    def scorer(self) -> RunScorer:
         from pixelbox.harness.suites.agent_x.scoring import score_run
 
-        return score_run(run_dir, judges, progress=progress, include_infrastructure=include_infrastructure)
+        return score_run
 
     def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
         import json

@@ -227,7 +227,7 @@ def deterministic(task: dict[str, Any], steps: Any, executed: bool) -> dict[str,
 
 
 def score_run(
-    run_dir: str | Path, judges: Sequence[str], *, progress: bool, include_infrastructure: bool
+    run_dir: str | Path, judges: Sequence[str], *, progress: bool, options: Any = None, include_infrastructure: bool
 ) -> dict[str, Any]:
     """Score every episode under ``run_dir``; writes and returns ``scores.json`` (with the run's G* and G_acc)."""
     from pixelbox.harness.scoring.run import CACHE_DIR

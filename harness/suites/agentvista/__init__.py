@@ -9,11 +9,12 @@ image I/O profile (``original_image``, ``original_image_1``..., ``image``, ``too
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+from pixelbox.harness.suites import DemoResult, EpisodeContext, RunScorer, Suite
+from pixelbox.harness.suites.shared import StandardReports, usable_tasks
 
 if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from pixelbox.harness.suites.agentvista.tasks import VistaTask
 
 
-class AgentVista(Suite):
+class AgentVista(StandardReports, Suite):
     """AgentVista as its official runner plays and scores it."""
 
     name = "agentvista"
@@ -42,18 +43,12 @@ class AgentVista(Suite):
 
     def load_tasks(self, source: str | Path, ids: Iterable[str] | None = None) -> list[VistaTask]:
         """Usable records of ``source``; bad records are reported on stderr and skipped (the rest still run)."""
-        import sys
-
         from pixelbox.harness.suites.agentvista.official import official_from_env
         from pixelbox.harness.suites.agentvista.tasks import load_tasks
 
         official_from_env()  # a checkout named but not verified fails here, before any episode
         loaded = load_tasks(source, ids)
-        for error in loaded.errors:
-            print(f"skipped: {error}", file=sys.stderr)
-        if not loaded.tasks:
-            raise ValueError(f"{source}: no usable AgentVista record ({len(loaded.errors)} bad)")
-        return loaded.tasks
+        return usable_tasks(loaded.tasks, loaded.errors, source, "AgentVista")
 
     def budgets(self) -> BudgetLimits:
         """30 turns (run.sh), one tool call per turn, 60 s per code run (30 s without output officially), no clock."""
@@ -72,29 +67,10 @@ class AgentVista(Suite):
 
         return run_vista_episode(task, agent, context)
 
-    def score_run(
-        self,
-        run_dir: str | Path,
-        judges: Sequence[str],
-        *,
-        progress: bool = True,
-        options: Any = None,
-        include_infrastructure: bool = False,
-    ) -> dict[str, Any]:
+    def scorer(self) -> RunScorer:
         from pixelbox.harness.suites.agentvista.scoring import score_run
 
-        return score_run(run_dir, judges, progress=progress, include_infrastructure=include_infrastructure)
-
-    def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
-        from pixelbox.harness.scoring.report import to_markdown
-        from pixelbox.harness.scoring.run import SCORES_FILE
-
-        return [to_markdown(scores["summary"]).removesuffix("\n"), f"scores: {str(run_dir).rstrip('/')}/{SCORES_FILE}"]
-
-    def write_report(self, run_dir: str | Path, include_infrastructure: bool | None = None) -> dict[str, str]:
-        from pixelbox.harness.scoring.run import write_report
-
-        return write_report(run_dir, include_infrastructure=include_infrastructure)
+        return score_run
 
     def export_run(self, run_dir: str | Path, out: str | Path) -> list[Any]:
         """The official output layout: OUT/<question_id>/traj.jsonl, results.jsonl, summary_metrics.json."""

@@ -174,7 +174,7 @@ def _option(text: str) -> str | None:
 
 
 def score_run(
-    run_dir: str | Path, judges: Sequence[str], *, progress: bool, include_infrastructure: bool
+    run_dir: str | Path, judges: Sequence[str], *, progress: bool, options: Any = None, include_infrastructure: bool
 ) -> dict[str, Any]:
     """Judge every episode traced under ``run_dir``; writes and returns ``scores.json``."""
     from pixelbox.harness.scoring.run import CACHE_DIR

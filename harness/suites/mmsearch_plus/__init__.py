@@ -11,11 +11,11 @@ docs/mmsearch-plus.md, with what we did where the official code is unreleased.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+from pixelbox.harness.suites import DemoResult, EpisodeContext, RunScorer, Suite
 from pixelbox.harness.suites.shared import StandardReports, usable_tasks
 
 if TYPE_CHECKING:
@@ -68,20 +68,12 @@ class MMSearchPlus(StandardReports, Suite):
 
         return run_search_episode(task, agent, context, som=self.som)
 
-    def score_run(
-        self,
-        run_dir: str | Path,
-        judges: Sequence[str],
-        *,
-        progress: bool = True,
-        options: Any = None,
-        include_infrastructure: bool = False,
-    ) -> dict[str, Any]:
+    def scorer(self) -> RunScorer:
+        from functools import partial
+
         from pixelbox.harness.suites.mmsearch_plus.scoring import score_run
 
-        return score_run(
-            run_dir, judges, suite=self.name, progress=progress, include_infrastructure=include_infrastructure
-        )
+        return partial(score_run, suite=self.name)
 
     def run_demo(self, out: str | Path, *, backend: str, concurrency: int, progress: bool) -> DemoResult:
         from pixelbox.harness.suites.mmsearch_plus.demo import run_demo

@@ -140,7 +140,13 @@ def build_judge(specs: Sequence[str], cache_dir: Path) -> Judge:
 
 
 def score_run(
-    run_dir: str | Path, judges: Sequence[str], *, suite: str, progress: bool, include_infrastructure: bool
+    run_dir: str | Path,
+    judges: Sequence[str],
+    *,
+    suite: str,
+    progress: bool,
+    options: Any = None,
+    include_infrastructure: bool,
 ) -> dict[str, Any]:
     """Judge every episode under ``run_dir``; writes and returns ``scores.json``."""
     from pixelbox.harness.scoring.run import CACHE_DIR

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pixelbox.harness.modes import ATOMIC
-from pixelbox.harness.suites import DemoResult, EpisodeContext, Suite
+from pixelbox.harness.suites import DemoResult, EpisodeContext, RunScorer, Suite
 
 if TYPE_CHECKING:
     from pixelbox.harness.agents.base import Agent
@@ -100,18 +100,10 @@ class VisualToolBench(Suite):
         )
         return run_vtb_episode(task, agent, context, settings)
 
-    def score_run(
-        self,
-        run_dir: str | Path,
-        judges: Sequence[str],
-        *,
-        progress: bool = True,
-        options: Any = None,
-        include_infrastructure: bool = False,
-    ) -> dict[str, Any]:
+    def scorer(self) -> RunScorer:
         from .scoring import score_vtb_run
 
-        return score_vtb_run(run_dir, judges, progress=progress, include_infrastructure=include_infrastructure)
+        return score_vtb_run
 
     def score_lines(self, scores: dict[str, Any], run_dir: str | Path) -> list[str]:
         from .scoring import score_lines

@@ -59,7 +59,12 @@ class VtbScoringError(ValueError):
 
 
 def score_vtb_run(
-    run_dir: str | Path, judges: Sequence[str], *, progress: bool = True, include_infrastructure: bool = False
+    run_dir: str | Path,
+    judges: Sequence[str],
+    *,
+    progress: bool = True,
+    options: Any = None,
+    include_infrastructure: bool = False,
 ) -> dict[str, Any]:
     """Judge every episode's answers with the first judge spec; writes and returns ``scores.json``."""
     from pixelbox.harness.suites.shared import score_each, write_scores
