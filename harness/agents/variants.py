@@ -11,6 +11,7 @@ The official repository drives these models with their own prompt and tool synta
   in turn K (from 0) is ``image_{K+1}.png``: a later save of the turn overwrites an earlier one, a turn
   without a save leaves a gap. Thyme's runner redirects ``PIL.Image.Image.save``, DeepEyes' also
   ``cv2.imwrite`` (:data:`SAVE_APIS`); :meth:`TextToolAgent.save_as` asks the kernel for that name;
+- a turn with ``<tool_log>`` calls runs them and not its ``<code>``;
 - Thyme, from its second turn on, is reminded at the top of the system prompt to answer as soon as it
   is sure.
 
@@ -172,6 +173,9 @@ def _text(content: Any) -> str:
 
 class TextToolAgent:
     """A DeepEyes- or Thyme-style agent over an OpenAI-compatible ``inner`` agent (see the module docstring)."""
+
+    tool_calls_replace_code = True
+    """As those runners: a turn with ``<tool_log>`` calls runs them and not its ``<code>`` (the episode reads this)."""
 
     def __init__(self, inner: Agent, variant: str, code_blocks: CodeBlocks = "first") -> None:
         if variant not in VARIANTS:

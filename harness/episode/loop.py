@@ -253,7 +253,9 @@ class Episode:
 
     def _actions(self, turn: AgentTurn) -> list[_Action]:
         actions: list[_Action] = []
-        if self.config.mode == CODE:
+        # an agent whose runner runs a turn's tool calls instead of its code (the DeepEyes/Thyme variants)
+        tools_first = bool(turn.tool_calls) and bool(getattr(self.agent, "tool_calls_replace_code", False))
+        if self.config.mode == CODE and not tools_first:
             actions += [
                 _Action("code", "python", code=code) for code in extract_code(turn.text, self.config.code_blocks)
             ]

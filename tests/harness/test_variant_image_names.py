@@ -115,3 +115,13 @@ def test_a_variant_episode_names_images_by_turn_in_the_trace_the_prompt_and_the_
         assert saved.size == quarter
     index = json.loads((exported.directory / "image_index.json").read_text())
     assert [Path(e["path"]).name for e in index[1:]] == seen
+
+
+@pytest.mark.parametrize("variant", ["deepeyes", "thyme"])
+def test_a_turn_with_tool_log_and_code_runs_only_its_tool_calls(tmp_path: Path, variant: str) -> None:
+    """As the runner variants: <tool_log> first, and the turn's <code> does not run."""
+    tasks = demo_tasks(tmp_path / "demo", ["demo-crop-sign"])
+    both = f"<think>Search and crop.</think>\n<tool_log>{SEARCH}</tool_log>\n<code>\nprint('not run')\n</code>"
+    play(tasks, [both, REPLIES[-1]], variant, tmp_path / "run", web_cache(tmp_path / "web", tasks))
+    trace = read_trace(tmp_path / "run" / "episodes" / "demo-crop-sign.jsonl")
+    assert [(a["type"], a["name"]) for a in trace.of_kind("action")] == [("tool", "google_search")]
