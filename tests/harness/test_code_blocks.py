@@ -9,6 +9,7 @@ removal each), worked out by hand from its regular expressions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,9 +66,16 @@ UNCLOSED = "One more look.\n<code>\nprint('unclosed block ran')\n"
 ANSWER = "<answer>red</answer>"
 
 
-def _play(tmp_path: Path, name: str, code_blocks: str | None) -> tuple[Path, list[dict]]:
+def _play(
+    tmp_path: Path,
+    name: str,
+    code_blocks: str | None,
+    replies: tuple[str, ...] = (TWO_BLOCKS, UNCLOSED, ANSWER),
+    **run: Any,
+) -> tuple[Path, list[dict]]:
+    """Play task t1 with the served ``replies`` into ``tmp_path/name``; it must end answered."""
     task = make_task(tmp_path / "data")
-    with ChatCompletionsServer([completion(t) for t in (TWO_BLOCKS, UNCLOSED, ANSWER)]) as server:
+    with ChatCompletionsServer([completion(t) for t in replies]) as server:
         config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
         summary = run_tasks(
             [task],
@@ -77,6 +85,7 @@ def _play(tmp_path: Path, name: str, code_blocks: str | None) -> tuple[Path, lis
             sandbox_options=SandboxOptions(backend="local"),
             progress=False,
             code_blocks=code_blocks,  # type: ignore[arg-type]
+            **run,
         )
         bodies = server.bodies()
     assert summary.counts == {"answered": 1}, summary.failed
@@ -120,23 +129,10 @@ PLAIN = "The box is red."
 def test_official_turn_rules_take_the_answer_as_the_general_runner_does(tmp_path: Path, replies: list[str]) -> None:
     """An <answer> beside code ends the episode once the code ran; a turn with no action and no <answer>
     is itself the answer (the official general runner's fallback). pixelbox's rules refuse both."""
-    task = make_task(tmp_path / "data")
-    with ChatCompletionsServer([completion(t) for t in [*replies, ANSWER]]) as server:
-        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
-        summary = run_tasks(
-            [task],
-            agent_factory=lambda task: OpenAIAgent(config),
-            mode="gen",
-            out_dir=tmp_path / "run",
-            sandbox_options=SandboxOptions(backend="local"),
-            progress=False,
-            turn_rules="official",
-        )
-        requests = len(server.bodies())
-    assert summary.counts == {"answered": 1}, summary.failed
-    trace = trace_of(tmp_path / "run", "t1")
+    run, bodies = _play(tmp_path, "run", None, (*replies, ANSWER), turn_rules="official")
+    trace = trace_of(run, "t1")
     end = trace.of_kind("episode_end")[0]
-    assert requests == 1, "the first turn ended the episode"
+    assert len(bodies) == 1, "the first turn ended the episode"
     assert trace.of_kind("episode_start")[0]["config"]["turn_rules"] == "official"
     if replies == [PLAIN]:
         assert end["answer"] == PLAIN and not executions(trace)
@@ -145,17 +141,6 @@ def test_official_turn_rules_take_the_answer_as_the_general_runner_does(tmp_path
 
 
 def test_pixelbox_turn_rules_refuse_an_answer_beside_code(tmp_path: Path) -> None:
-    task = make_task(tmp_path / "data")
-    with ChatCompletionsServer([completion(t) for t in [CODE_AND_ANSWER, PLAIN, ANSWER]]) as server:
-        config = OpenAIConfig(model="served", base_url=server.base_url, api_key="sk-test")
-        summary = run_tasks(
-            [task],
-            agent_factory=lambda task: OpenAIAgent(config),
-            mode="gen",
-            out_dir=tmp_path / "run",
-            sandbox_options=SandboxOptions(backend="local"),
-            progress=False,
-        )
-        requests = len(server.bodies())
-    assert summary.counts == {"answered": 1} and requests == 3, "refused, nudged, then answered"
-    assert "turn_rules" not in trace_of(tmp_path / "run", "t1").of_kind("episode_start")[0]["config"]
+    run, bodies = _play(tmp_path, "run", None, (CODE_AND_ANSWER, PLAIN, ANSWER))
+    assert len(bodies) == 3, "refused, nudged, then answered"
+    assert "turn_rules" not in trace_of(run, "t1").of_kind("episode_start")[0]["config"]
