@@ -3,10 +3,11 @@
 from pixelbox.runtime import Sandbox
 with Sandbox(backend="docker", runtime="runsc") as sb:
     result = sb.execute("x = 41 + 1; x")
-    print(result.status, result.text())
+    print(result.status, result.text)
 """
 
 from pixelbox.runtime.aio import AsyncSandbox
+from pixelbox.runtime.artifacts import Artifact
 from pixelbox.runtime.errors import (
     BackendUnavailable,
     ImageMissing,
@@ -22,6 +23,7 @@ from pixelbox.runtime.pool import PoolExhausted, SandboxPool
 from pixelbox.runtime.sandbox import Sandbox, SandboxInfo
 
 __all__ = [
+    "Artifact",
     "AsyncSandbox",
     "BackendUnavailable",
     "ErrorInfo",

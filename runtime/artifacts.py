@@ -14,7 +14,8 @@ import io
 import os
 import re
 import warnings
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -136,9 +137,24 @@ class Artifact:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Artifact:
+    def from_json(cls, data: Mapping[str, Any]) -> Artifact:
         """Rebuild from :meth:`to_json` output (traces are read back without a live sandbox)."""
         return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+
+    def read_bytes(self) -> bytes:
+        """The image's bytes from ``host_path`` (the workspace while the sandbox is open, or the
+        kept copy under ``SandboxOptions.artifacts_dir``)."""
+        return Path(self.host_path).read_bytes()
+
+    def __getitem__(self, key: str) -> Any:
+        """Read-only item access, as when artifacts were plain dicts (``artifact["width"]``)."""
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Like ``dict.get`` over the JSON fields."""
+        return getattr(self, key) if key in self.__dataclass_fields__ else default
 
 
 @dataclass(frozen=True)
@@ -186,11 +202,14 @@ def ingest_artifact(
     *,
     max_pixels: int = MAX_PIXELS,
     max_bytes: int = MAX_BYTES,
+    keep_in: Path | None = None,
 ) -> Artifact:
     """Verify the artifact a kernel announced and return the host's own account of it.
 
-    Raises :class:`ArtifactRejected` if the record is malformed, the file is missing, is or
-    sits behind a symlink, has other hard links, is too big, is not an image, is a
+    With ``keep_in``, the verified bytes (never the file itself, which the kernel could still
+    change) are also written there under the artifact's name, and ``host_path`` names that copy,
+    so it outlives the sandbox. Raises :class:`ArtifactRejected` if the record is malformed, the
+    file is missing, is or sits behind a symlink, has other hard links, is too big, is not an image, is a
     decompression bomb, or no longer matches the digest the kernel announced.
     """
     relpath = _relpath(record)
@@ -208,7 +227,7 @@ def ingest_artifact(
     if not digest:
         raise ArtifactRejected(f"artifact record for {relpath!r} carries no sha256 of the captured bytes", forged=True)
     try:
-        return Artifact(
+        artifact = Artifact(
             index=int(record["index"]),
             name=str(record["name"]),
             relpath=relpath,
@@ -228,6 +247,26 @@ def ingest_artifact(
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ArtifactRejected(f"artifact record for {relpath!r} is malformed: {exc!r}") from exc
+    return artifact if keep_in is None else replace(artifact, host_path=str(keep(data, artifact.name, keep_in)))
+
+
+def keep(data: bytes, name: str, directory: Path) -> Path:
+    """Write ``data`` to ``directory/name`` (a new file; an existing one gets a numbered twin)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    base = PurePosixPath(name).name
+    if base in ("", ".", "..") or "\x00" in base or len(base.encode("utf-8", "replace")) > 128:
+        base = "artifact.png"
+    stem, dot, suffix = base.rpartition(".")
+    for attempt in range(10_000):
+        candidate = base if attempt == 0 else (f"{stem}-{attempt}.{suffix}" if dot else f"{base}-{attempt}")
+        try:
+            fd = os.open(directory / candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        return directory / candidate
+    raise ArtifactRejected(f"could not keep artifact {name!r}: {directory} holds too many files of that name")
 
 
 def _read_regular(workspace_host_dir: Path, relpath: str, max_bytes: int) -> tuple[bytes, os.stat_result]:

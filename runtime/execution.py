@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from pixelbox.runtime.artifacts import Artifact
+
 Status = Literal["ok", "error", "timeout", "crashed"]
 STATUSES: tuple[Status, ...] = ("ok", "error", "timeout", "crashed")
 
@@ -37,6 +39,13 @@ class Output:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+class Text(str):
+    """A string that can also be called, returning itself: ``Execution.text`` was once a method."""
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 @dataclass
 class Execution:
     """Everything one ``Sandbox.execute`` call produced. JSON round-trips via :meth:`to_dict`.
@@ -61,7 +70,8 @@ class Execution:
     restarted: bool = False
     state_lost: bool = False
     execution_count: int | None = None
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: list[Artifact] = field(default_factory=list)
+    """Every image the cell wrote or showed, verified by the host (``to_dict`` gives their JSON)."""
     events: list[dict[str, Any]] = field(default_factory=list)
     normalizations: list[dict[str, Any]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -75,9 +85,13 @@ class Execution:
         """True when the cell ran to completion without raising."""
         return self.status == "ok"
 
-    def text(self) -> str:
-        """The plain-text results (``text/plain`` of each output), newline-joined."""
-        return "\n".join(o.data["text/plain"] for o in self.outputs if "text/plain" in o.data)
+    @property
+    def text(self) -> Text:
+        """The plain-text results (``text/plain`` of each output), newline-joined.
+
+        A property like ``ok``; the older call form ``result.text()`` still works.
+        """
+        return Text("\n".join(o.data["text/plain"] for o in self.outputs if "text/plain" in o.data))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict."""
@@ -94,4 +108,5 @@ class Execution:
         data["outputs"] = [Output(**o) for o in data.get("outputs", [])]
         if data.get("error") is not None:
             data["error"] = ErrorInfo(**data["error"])
+        data["artifacts"] = [Artifact.from_json(a) for a in data.get("artifacts", [])]
         return cls(**data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -79,12 +80,15 @@ class SandboxOptions:
     """Read each traced cell statically in the background after ``execute`` returns, so that
     ``Sandbox.audit`` is ready at once; auditing works without it, reading on demand."""
     io: Mapping[str, Any] = field(default_factory=dict)
+    """The image I/O layer: on unless ``{"enabled": False}``; ``profile`` defaults to ``generic``."""
     allow_modules: tuple[str, ...] = ()
     """Modules the policy lets model code import beyond its allow-list (its ``extra_modules``), e.g.
     ``("sympy", "mpmath")`` for a suite whose tools run sympy code; nothing where the policy is off."""
     fast_start: bool = True
     """Start kernels through the backend's fast path (``Backend.start_fresh``: the local backend
     forks them from a zygote) where it has one; False always starts them cold."""
+    artifacts_dir: str | None = None
+    """A host directory that keeps a copy of every admitted artifact after ``close()`` (None: none kept)."""
 
     def __post_init__(self) -> None:
         self._check_choices()
@@ -99,6 +103,8 @@ class SandboxOptions:
         object.__setattr__(self, "env", dict(self.env))
         object.__setattr__(self, "io", dict(self.io))
         object.__setattr__(self, "allow_modules", _module_names(self.allow_modules))
+        if self.artifacts_dir is not None:
+            object.__setattr__(self, "artifacts_dir", os.fspath(self.artifacts_dir))
 
     def _check_choices(self) -> None:
         choices: dict[str, tuple[str, ...]] = {
@@ -146,11 +152,20 @@ class SandboxOptions:
             raise OptionsError(
                 f"io must be a mapping such as {{'enabled': True, 'profile': 'generic'}}, got {self.io!r}"
             )
+        if not isinstance(self.io.get("enabled", True), bool):
+            raise OptionsError(f"io['enabled'] must be True or False, got {self.io['enabled']!r}")
+        if self.artifacts_dir is not None and not isinstance(self.artifacts_dir, (str, os.PathLike)):
+            raise OptionsError(f"artifacts_dir must be a directory path, got {self.artifacts_dir!r}")
         if "profile" in self.io:
             try:
                 profile_spec(self.io["profile"])
             except (LookupError, ValueError, TypeError) as exc:
                 raise OptionsError(f"io profile: {exc}") from None
+
+    @property
+    def io_enabled(self) -> bool:
+        """Whether images are captured: unless the ``io`` section says ``enabled: False``."""
+        return bool(self.io.get("enabled", True))
 
     def policy_enabled(self, backend: str) -> bool:
         """Whether the RestrictedPython policy applies on ``backend`` (a registered backend's name): by

@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from pixelbox.contract.wire import (
     tool_cell,
 )
 from pixelbox.runtime import live
-from pixelbox.runtime.artifacts import MAX_PIXELS, ArtifactRejected, Numbering, ingest_artifact
+from pixelbox.runtime.artifacts import MAX_PIXELS, Artifact, ArtifactRejected, Numbering, ingest_artifact
 from pixelbox.runtime.audits import AuditLog
 from pixelbox.runtime.backends import choose_backend
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
@@ -204,7 +204,8 @@ class Sandbox:
     def _kernel_config(self) -> KernelConfig:
         paths = self.paths
         io = dict(self.options.io)
-        if io.get("enabled"):
+        io["enabled"] = self.options.io_enabled
+        if io["enabled"]:
             io["profile"] = profile_spec(io.get("profile", DEFAULT_PROFILE)).to_dict()
             io.setdefault("workspace", paths.workspace)
             io["inputs"] = [
@@ -500,22 +501,21 @@ class Sandbox:
             tampered=tampered or forged,
         )
 
-    def _ingest(
-        self, announced: list[dict[str, Any]], index: int, notices: list[str]
-    ) -> tuple[list[dict[str, Any]], bool]:
+    def _ingest(self, announced: list[dict[str, Any]], index: int, notices: list[str]) -> tuple[list[Artifact], bool]:
         """Admit the kernel's artifacts only after the host's own checks (numbering, digest, no
-        links, real images); also say whether a record was forged (the execution is then tampered)."""
-        admitted: list[dict[str, Any]] = []
+        links, real images); also say whether a record was forged (the execution is then tampered).
+        With ``options.artifacts_dir`` a copy of each is kept there, which outlives the sandbox."""
+        admitted: list[Artifact] = []
         forged = False
         announced = _without_replaced(announced)
         max_pixels = int(dict(self.options.io.get("limits") or {}).get("max_pixels_per_image", MAX_PIXELS))
+        keep_in = None if self.options.artifacts_dir is None else Path(self.options.artifacts_dir)
         numbering = self._numbering()
         for record in announced:
             try:
                 numbering.claim(record)
-                artifact = ingest_artifact(record, self.layout.work, max_pixels=max_pixels).to_json()
-                artifact["exec_index"] = index
-                admitted.append(artifact)
+                artifact = ingest_artifact(record, self.layout.work, max_pixels=max_pixels, keep_in=keep_in)
+                admitted.append(replace(artifact, exec_index=index))
             except ArtifactRejected as exc:
                 notices.append(f"artifact rejected: {exc}")
                 forged = forged or exc.forged

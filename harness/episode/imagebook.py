@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pixelbox.runtime.artifacts import Artifact
 from pixelbox.runtime.errors import PixelboxError
+
+ArtifactRecord = Artifact | Mapping[str, Any]
+"""An artifact of a live ``Execution``, or its JSON as a trace holds it."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,7 @@ class ImageBook:
         return self.entries.get(index)
 
     def ingest(
-        self, sandbox: Any, artifacts: list[dict[str, Any]], origin: str, *, execution: Any = None
+        self, sandbox: Any, artifacts: Sequence[ArtifactRecord], origin: str, *, execution: Any = None
     ) -> list[ImageEntry]:
         """Copy newly announced artifacts out of the sandbox; returns them in index order.
 
@@ -103,7 +108,7 @@ class ImageBook:
         entry = self.entries.get(index)
         return entry.path.read_bytes() if entry is not None else None
 
-    def _store(self, record: dict[str, Any], data: bytes, origin: str) -> ImageEntry:
+    def _store(self, record: ArtifactRecord, data: bytes, origin: str) -> ImageEntry:
         self.directory.mkdir(parents=True, exist_ok=True)
         name = _safe_name(record)
         target = self.directory / name
@@ -121,7 +126,7 @@ class ImageBook:
         )
 
 
-def _safe_name(record: dict[str, Any]) -> str:
+def _safe_name(record: ArtifactRecord) -> str:
     """A file name for the host's copy: the record's name (kernel-made) if it is a plain one, else ``image_N.png``.
 
     A name such as ``..``, one with a NUL byte or a separator, or one longer than a file name may
@@ -132,7 +137,7 @@ def _safe_name(record: dict[str, Any]) -> str:
     return name if plain else f"image_{int(record['index'])}.png"
 
 
-def _copy_of(sandbox: Any, record: dict[str, Any]) -> tuple[str | None, bytes]:
+def _copy_of(sandbox: Any, record: ArtifactRecord) -> tuple[str | None, bytes]:
     """The artifact's bytes as downloaded now, or why they are not the image the host verified."""
     name = os.path.basename(str(record.get("name") or record.get("relpath") or "")) or f"image {record['index']}"
     try:

@@ -49,7 +49,7 @@ def cell_record(path: Path, result: Execution) -> dict[str, Any]:
         "stdout": result.stdout,
         "error": error,
         "events": result.events,
-        "artifacts": result.artifacts,
+        "artifacts": [a.to_json() for a in result.artifacts],
         "normalizations": result.normalizations,
         "notices": result.notices,
         "tampered": result.tampered,

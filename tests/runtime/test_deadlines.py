@@ -56,7 +56,7 @@ def test_interruptible_code_keeps_state(backend: dict[str, Any]) -> None:
         result = sb.execute("while True:\n    pass")
         assert result.status == "timeout" and not result.state_lost
         assert result.error is not None and result.error.ename == "KeyboardInterrupt"
-        assert sb.execute("kept").text() == "7"
+        assert sb.execute("kept").text == "7"
 
 
 def test_os_exit_is_a_crash_then_a_fresh_kernel(backend: dict[str, Any]) -> None:

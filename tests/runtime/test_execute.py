@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from pixelbox.runtime import Execution, Sandbox
+from pixelbox.runtime import Artifact, Execution, Sandbox
 
 
 def test_state_persists_and_streams_come_back(backend: dict[str, Any]) -> None:
@@ -16,7 +17,7 @@ def test_state_persists_and_streams_come_back(backend: dict[str, Any]) -> None:
         assert first.stderr == "to err\n"
         second = sb.execute("x * 2 + 2")
         assert second.status == "ok"
-        assert second.text() == "42"
+        assert second.text == "42"
         assert second.outputs[0].type == "execute_result"
         assert (first.index, second.index) == (1, 2)
         assert not second.state_lost
@@ -34,11 +35,15 @@ def test_error_has_plain_traceback_and_state_survives(backend: dict[str, Any]) -
         assert sb.execute("print(y)").stdout == "5\n"
 
 
+DISPLAY_CELL = (
+    "from PIL import Image\nfrom IPython.display import display\ndisplay(Image.new('RGB', (32, 16), (255, 0, 0)))"
+)
+
+
 def test_images_are_written_to_files_not_inlined(backend: dict[str, Any]) -> None:
-    code = (
-        "from PIL import Image\nfrom IPython.display import display\ndisplay(Image.new('RGB', (32, 16), (255, 0, 0)))"
-    )
-    with Sandbox(**backend) as sb:
+    """With image capture off, a displayed image stays a rich output, written to a file."""
+    code = DISPLAY_CELL
+    with Sandbox(io={"enabled": False}, **backend) as sb:
         result = sb.execute(code)
         assert result.status == "ok", result.error
         pngs = [o.files["image/png"] for o in result.outputs if "image/png" in o.files]
@@ -48,6 +53,23 @@ def test_images_are_written_to_files_not_inlined(backend: dict[str, Any]) -> Non
         assert "image/png" not in result.outputs[0].data
         restored = Execution.from_dict(json.loads(result.to_json()))
         assert restored == result
+
+
+def test_images_are_captured_by_default_and_kept_after_close(backend: dict[str, Any], tmp_path: Path) -> None:
+    """Image capture is on by default (generic profile); ``artifacts_dir`` keeps copies past ``close()``."""
+    kept = tmp_path / "kept"
+    with Sandbox(artifacts_dir=kept, **backend) as sb:
+        result = sb.execute(DISPLAY_CELL + "\nImage.new('L', (8, 4)).save('small.png')")
+        assert result.status == "ok", result.error
+        assert [(a.capture, a.width, a.height) for a in result.artifacts] == [("displayed", 32, 16), ("saved", 8, 4)]
+        first = result.artifacts[0]
+        assert isinstance(first, Artifact) and first["width"] == first.width == 32
+        assert Path(first.host_path).parent == kept
+        raw = json.loads(result.to_json())
+        assert raw["artifacts"][0]["name"] == first.name and raw["artifacts"][0]["exec_index"] == result.index
+        assert Execution.from_dict(raw) == result
+    assert sorted(p.name for p in kept.iterdir()) == sorted(a.name for a in result.artifacts)
+    assert first.read_bytes().startswith(b"\x89PNG")
 
 
 def test_output_caps_keep_head_and_tail_with_marker(backend: dict[str, Any]) -> None:
@@ -67,7 +89,7 @@ def test_input_is_not_available_and_fails_cleanly(backend: dict[str, Any]) -> No
         assert result.status == "error"
         assert result.error is not None
         assert result.error.ename in ("StdinNotImplementedError", "PolicyViolation"), result.error
-        assert sb.execute("1 + 1").text() == "2"
+        assert sb.execute("1 + 1").text == "2" and sb.execute("1 + 1").text() == "2"
 
 
 def test_syntax_error_is_an_error_result(backend: dict[str, Any]) -> None:
