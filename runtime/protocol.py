@@ -103,6 +103,8 @@ class Collected:
 
     forged: list[str] = field(default_factory=list)
     """What the cell sent that looked like records but did not come on the record channel."""
+    listener: Callable[[str, Any], None] | None = None
+    """Told each stdout/stderr chunk and each new output as it arrives (``execute``'s callbacks)."""
 
     def add_records(self, content: dict[str, Any]) -> None:
         """File one message of the record side channel (the kernel's own message type)."""
@@ -128,6 +130,8 @@ class Collected:
             return
         stem = f"exec{self.index:04d}_out{len(self.outputs):03d}"
         self.outputs.append(save_bundle(msg_type, content, self.out_dir, stem))
+        if self.listener is not None:
+            self.listener("output", self.outputs[-1])
 
     def handle(self, msg: dict[str, Any]) -> None:
         """Apply one iopub message of this request.
@@ -146,8 +150,11 @@ class Collected:
         msg_type = msg["header"]["msg_type"]
         content = msg["content"]
         if msg_type == "stream":
-            sink = self.stderr if content.get("name") == "stderr" else self.stdout
-            sink.write(content.get("text", ""))
+            name = "stderr" if content.get("name") == "stderr" else "stdout"
+            text = content.get("text", "")
+            (self.stderr if name == "stderr" else self.stdout).write(text)
+            if self.listener is not None and isinstance(text, str) and text:
+                self.listener(name, text)
         elif msg_type == RECORD_MSG_TYPE:
             self.add_records(content)
         elif msg_type in ("display_data", "execute_result", "update_display_data"):

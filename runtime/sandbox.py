@@ -6,7 +6,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from pixelbox import __version__
 from pixelbox.contract.config import KernelConfig
 from pixelbox.contract.wire import (
     CONFIG_FILE,
+    ENV_METADATA_KEY,
     EXEC_METADATA_KEY,
     KERNEL_PROTOCOL,
     ORIGINAL_SOURCE_METADATA_KEY,
@@ -27,12 +28,15 @@ from pixelbox.runtime.artifacts import MAX_PIXELS, Artifact, ArtifactRejected, N
 from pixelbox.runtime.audits import AuditLog
 from pixelbox.runtime.backends import choose_backend
 from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
+from pixelbox.runtime.commands import CommandResult, check_env, command_event, command_spec
 from pixelbox.runtime.errors import KernelStartError, SandboxClosed
 from pixelbox.runtime.execution import ErrorInfo, Execution, Status
+from pixelbox.runtime.files import SandboxFiles
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.outputs import CappedText
 from pixelbox.runtime.profiles import DEFAULT_PROFILE, profile_spec
 from pixelbox.runtime.protocol import Collected, KernelChannel, wait_for_ready_file, write_connection_file
+from pixelbox.runtime.streaming import Listeners, OutputCallback, OutputEvent, TextCallback, stream_sync
 from pixelbox.runtime.workspace import (
     Layout,
     read_workspace_file,
@@ -332,27 +336,41 @@ class Sandbox:
     # -- execution ---------------------------------------------------------------------------
 
     def execute(
-        self, code: str, *, timeout: float | None = None, save_as: Mapping[str, Any] | None = None
+        self,
+        code: str,
+        *,
+        timeout: float | None = None,
+        save_as: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        on_stdout: TextCallback | None = None,
+        on_stderr: TextCallback | None = None,
+        on_output: OutputCallback | None = None,
     ) -> Execution:
         """Run ``code`` as the next cell and return what happened (never raises for cell faults).
 
         With ``options.trace`` the cell is instrumented on the host first (cached by hash) and the
         agent's own source travels alongside it, so tracebacks quote the agent's code. ``save_as``
         (``{"name": FILE, "apis": [...]}``, :data:`~pixelbox.contract.wire.SAVE_AS_METADATA_KEY`)
-        names every image the cell saves through those APIs, the last one winning.
+        names every image the cell saves through those APIs, the last one winning. ``env`` sets
+        environment variables for this cell only (restored after it). ``on_stdout`` / ``on_stderr``
+        get each chunk of output and ``on_output`` each rich output as it arrives
+        (:mod:`pixelbox.runtime.streaming`); the returned :class:`Execution` is the same either way.
         """
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
-        extra = {SAVE_AS_METADATA_KEY: {"name": str(save_as["name"]), "apis": list(save_as["apis"])}} if save_as else {}
+        listeners = Listeners(on_stdout, on_stderr, on_output)
+        extra: dict[str, Any] = {ENV_METADATA_KEY: check_env(env)} if env else {}
+        if save_as:
+            extra[SAVE_AS_METADATA_KEY] = {"name": str(save_as["name"]), "apis": list(save_as["apis"])}
         if not self.options.trace:
-            return self._execute_cell(code, extra, timeout)
+            return self._execute_cell(code, extra, timeout, listeners)
         try:
             cell = instrument(code)
         except InstrumentationError as exc:
             return self._refused(ErrorInfo("InstrumentationError", str(exc), str(exc)))
         if cell.refusal is not None:
             return self._refused(ErrorInfo("ReservedNameError", cell.refusal, cell.refusal))
-        result = self._execute_cell(cell.code, {ORIGINAL_SOURCE_METADATA_KEY: code, **extra}, timeout)
+        result = self._execute_cell(cell.code, {ORIGINAL_SOURCE_METADATA_KEY: code, **extra}, timeout, listeners)
         self._audits.note(code, result)
         if cell.untraced_lines:
             lines = ", ".join(map(str, cell.untraced_lines))
@@ -365,6 +383,53 @@ class Sandbox:
             result.notices.append("trace incomplete: this cell is not plain Python, so it ran untraced")
             result.tampered = True
         return result
+
+    def stream(
+        self, code: str, *, timeout: float | None = None, env: Mapping[str, str] | None = None
+    ) -> Iterator[OutputEvent]:
+        """Run ``code`` like :meth:`execute`, yielding its output events as they arrive and, last,
+        a ``result`` event holding the :class:`Execution`."""
+        return stream_sync(lambda **callbacks: self.execute(code, timeout=timeout, env=env, **callbacks))
+
+    def run_command(
+        self, argv: Sequence[str], *, timeout: float | None = None, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
+        """Run the program ``argv`` in the sandbox beside the kernel, not in its namespace.
+
+        Same place, user and limits as the kernel (:mod:`pixelbox.runtime.commands`), output capped
+        like a cell's, ``timeout`` defaulting to ``options.timeout``; no shell is involved. Recorded
+        as a ``command`` event in ``result.events``, numbered with the executions. A command that
+        fails or overruns is a result (``ok`` False), never an exception.
+        """
+        spec = command_spec(
+            argv,
+            env,
+            self.options.timeout if timeout is None else timeout,
+            stdout_cap=self.options.stdout_cap,
+            stderr_cap=self.options.stderr_cap,
+        )
+        with self._lock:
+            self._check_open()
+            index = self._next_index
+            self._next_index += 1
+            if self._ensure_kernel():
+                self._unreported_restart = True
+            assert self._handle is not None
+            started = time.monotonic()
+            captured = self._backend.run_command(self._handle, self.layout, self.options, spec)
+            result = CommandResult(
+                index=index,
+                argv=list(spec.argv),
+                exit_code=captured.exit_code,
+                stdout=captured.stdout.value(),
+                stderr=captured.stderr.value(),
+                stdout_truncated=captured.stdout.dropped,
+                stderr_truncated=captured.stderr.dropped,
+                duration=time.monotonic() - started,
+                timed_out=captured.timed_out,
+            )
+            result.events = self._valid_events([command_event(result, 0, spec.env)], [])
+            return result
 
     def audit(self, result: Execution) -> dict[str, Any]:
         """What ``result``'s cell says beside what ran: written-not-run and run-not-written, with reasons.
@@ -399,7 +464,9 @@ class Sandbox:
             self._next_index += 1
         return Execution(index=index, status="error", error=error, notices=[f"not run: {error.evalue}"])
 
-    def _execute_cell(self, code: str, metadata: dict[str, Any], timeout: float | None) -> Execution:
+    def _execute_cell(
+        self, code: str, metadata: dict[str, Any], timeout: float | None, listeners: Listeners | None = None
+    ) -> Execution:
         with self._lock:
             self._check_open()
             index = self._next_index
@@ -408,13 +475,15 @@ class Sandbox:
             self._unreported_restart = False
             started = time.monotonic()
             collected = self._new_collected(index)
+            if listeners is not None and listeners.active:
+                collected.listener = listeners
             metadata = {**metadata, EXEC_METADATA_KEY: index}
             status, crash_reason, notices, replaced = self._run(
                 code, metadata, collected, timeout or self.options.timeout
             )
             result = self._assemble(index, status, collected, time.monotonic() - started)
             result.crash_reason = crash_reason
-            result.notices = notices + result.notices
+            result.notices = notices + result.notices + (listeners.failures if listeners is not None else [])
             result.restarted = restarted or replaced
             result.state_lost = restarted or replaced or status == "crashed"
             return result
@@ -569,6 +638,22 @@ class Sandbox:
         """File names of the task's input images, in order (index 0 first)."""
         return list(self._input_names)
 
+    @property
+    def files(self) -> SandboxFiles:
+        """List, read, write and remove files in the workspace (and read the inputs): see
+        :mod:`pixelbox.runtime.files`; paths as the kernel sees them or relative to the workspace."""
+        self._check_open()
+        return SandboxFiles(self._file_roots, self._file_owner)
+
+    def _file_roots(self) -> dict[str, tuple[Path, bool]]:
+        self._check_open()
+        paths = self.paths
+        return {paths.workspace: (self.layout.work, True), paths.inputs: (self.layout.inputs, False)}
+
+    def _file_owner(self) -> int | None:
+        """Who files the host writes for the kernel belong to (its uid, when the host may give them away)."""
+        return self._uid if self._uid is not None and os.geteuid() == 0 else None
+
     def _workspace_relative(self, path: str) -> str:
         prefix = self.paths.workspace.rstrip("/") + "/"
         return path[len(prefix) :] if path.startswith(prefix) else path
@@ -581,10 +666,9 @@ class Sandbox:
         """
         with self._lock:
             self._check_open()
-            owner = self._uid if self._uid is not None and os.geteuid() == 0 else None
             relative = self._workspace_relative(dest)
             target = write_workspace_file(
-                self.layout.work, relative, src if isinstance(src, bytes) else Path(src), owner=owner
+                self.layout.work, relative, src if isinstance(src, bytes) else Path(src), owner=self._file_owner()
             )
             return f"{self.paths.workspace}/{target.relative_to(self.layout.work)}"
 

@@ -256,12 +256,7 @@ def remove_tree_flat(root: Path) -> None:
     except OSError:
         return
     try:
-        for _ in range(1_000_000):
-            entries = list(os.scandir(top))
-            if not entries:
-                break
-            for entry in entries:
-                _flatten_entry(top, entry)
+        empty_directory(top)
     except OSError:
         pass
     finally:
@@ -270,6 +265,16 @@ def remove_tree_flat(root: Path) -> None:
         os.rmdir(root)
     except OSError:
         return
+
+
+def empty_directory(top: int) -> None:
+    """Delete everything below the open directory ``top``, one level per pass (see :func:`remove_tree_flat`)."""
+    for _ in range(1_000_000):
+        entries = list(os.scandir(top))
+        if not entries:
+            return
+        for entry in entries:
+            _flatten_entry(top, entry)
 
 
 def _flatten_entry(top: int, entry: os.DirEntry[str]) -> None:
@@ -322,8 +327,8 @@ def read_workspace_file(
     fd = os.open(workspace_host_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in parts[:-1]:
-            fd = _step(fd, part, os.O_RDONLY | os.O_DIRECTORY, relpath, what)
-        fd = _step(fd, parts[-1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, relpath, what)
+            fd = open_below(fd, part, os.O_RDONLY | os.O_DIRECTORY, relpath, what)
+        fd = open_below(fd, parts[-1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, relpath, what)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise WorkspacePathError(f"{what} {relpath!r} is not a regular file")
@@ -406,7 +411,7 @@ def _enter_dir(dir_fd: int, name: str, relative: str, owner: int | None) -> int:
     return opened
 
 
-def _step(dir_fd: int, name: str, flags: int, relpath: str, what: str) -> int:
+def open_below(dir_fd: int, name: str, flags: int, relpath: str, what: str) -> int:
     """Open ``name`` under ``dir_fd`` without following a symlink.
 
     On success the returned descriptor replaces ``dir_fd``, which is closed; on failure

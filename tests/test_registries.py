@@ -18,7 +18,7 @@ from pixelbox.cli import build_parser, commands
 from pixelbox.cli.registries import TABLES, documents, render, stale_documents, sync
 from pixelbox.contract.config import ProfileSpec
 from pixelbox.contract.events import ALL_OPS, OTHER_KINDS, VISUAL_OPS
-from pixelbox.contract.ops import CHECKPOINT_WORDS, OPS, OPS_BY_NAME, REPLAYABLE, TOOL_SPECS
+from pixelbox.contract.ops import CHECKPOINT_WORDS, HOST_OPS, OPS, OPS_BY_NAME, REPLAYABLE, TOOL_SPECS
 from pixelbox.contract.tools import function_schema
 from pixelbox.harness.modes import MODE_CHOICES, MODES
 from pixelbox.harness.scoring.columns import columns_of, metrics_of, primary_of
@@ -85,8 +85,10 @@ def test_every_api_the_recorder_knows_maps_to_an_op_of_the_table_and_every_op_is
     assert recorded - RECORDER_ONLY <= set(ALL_OPS), recorded - set(ALL_OPS)
     from pixelbox.kernel.atomic import INTERNAL_OPS
 
-    assert set(ALL_OPS) <= recorded | set(INTERNAL_OPS.values()), f"ops nothing records: {set(ALL_OPS) - recorded}"
+    known = recorded | set(INTERNAL_OPS.values()) | HOST_OPS
+    assert set(ALL_OPS) <= known, f"ops nothing records: {set(ALL_OPS) - known}"
     assert not set(INTERNAL_OPS.values()) & recorded, "an op of the kernel's internal tools is also a library API's"
+    assert not HOST_OPS & (recorded | set(INTERNAL_OPS.values())), "an op the host records is also the kernel's"
 
 
 def test_the_canonical_tools_are_exactly_the_tools_of_the_table() -> None:

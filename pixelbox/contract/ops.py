@@ -276,8 +276,17 @@ OPS: tuple[Op, ...] = (
         replay=False,
     ),
     Op("other", "any other image operation (axis swaps are re-run)", visual=False),
+    Op(
+        "command",
+        "a program run in the sandbox beside the kernel (Sandbox.run_command; recorded by the host)",
+        visual=False,
+        replay=False,
+    ),
 )
 """Every canonical operation, visual ones first, in the order they are documented and offered."""
+
+HOST_OPS: frozenset[str] = frozenset({"command"})
+"""Operations the host records itself (no library call in the kernel produces them)."""
 
 OPS_BY_NAME: dict[str, Op] = {op.name: op for op in OPS}
 VISUAL_OPS: tuple[str, ...] = tuple(op.name for op in OPS if op.visual)
@@ -314,6 +323,7 @@ def format_number(value: float | None) -> str:
 __all__ = [
     "ALL_OPS",
     "CHECKPOINT_WORDS",
+    "HOST_OPS",
     "IMAGE_INDEX",
     "LABEL",
     "OPS",

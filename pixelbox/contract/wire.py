@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 
-KERNEL_PROTOCOL = 6
+KERNEL_PROTOCOL = 7
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
 
 CONNECTION_FILE = "kernel.json"
@@ -33,6 +33,8 @@ one of those APIs (an artifact record's ``api``, e.g. ``PIL.Image.Image.save``) 
 ``FILE`` in the artifact directory, whatever path the code gave, and a later one replaces an earlier
 one of the same cell (that record carries ``replaces``: the index it takes over). The DeepEyes/Thyme
 runners name every image saved in turn K ``image_{K+1}.png`` this way."""
+ENV_METADATA_KEY = "pixelbox.env"
+"""Execute-request metadata: environment variables (name -> string) set for this cell only and restored after it."""
 
 RECORD_MSG_TYPE = "pixelbox_record"
 """The iopub message type of the record side channel: content ``{"kind": KIND, "records": [...]}``.

@@ -16,7 +16,7 @@ from typing import Any
 
 from pixelbox.contract.config import KernelConfig
 
-ALWAYS: tuple[tuple[str, str], ...] = (("streams", "pixelbox.kernel.streams"),)
+ALWAYS: tuple[tuple[str, str], ...] = (("streams", "pixelbox.kernel.streams"), ("env", "pixelbox.kernel.callenv"))
 LAYERS: tuple[tuple[str, str], ...] = (
     ("policy", "pixelbox.kernel.policy"),
     ("io", "pixelbox.kernel.imageio"),

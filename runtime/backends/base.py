@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pixelbox.runtime.commands import Captured, CommandSpec
+from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, Owner
 
@@ -146,6 +148,10 @@ class Backend(ABC):
     @abstractmethod
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
         """The isolation facts actually in force for this kernel (for ``Sandbox.info``)."""
+
+    def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
+        """Run ``spec.argv`` beside the kernel of ``handle``: same place, user and limits, not in its namespace."""
+        raise BackendUnavailable(f"the {self.name} backend cannot run commands")
 
     @classmethod
     def remove_orphans(cls, owned: Owned, report: CleanupReport) -> None:

@@ -9,6 +9,7 @@ A waiter thread blocks on the container's exit so a dead kernel is noticed at on
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import logging
 import threading
@@ -27,6 +28,7 @@ from pixelbox.runtime.backends.base import (
     describe_exit,
 )
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
+from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, new_capture
 from pixelbox.runtime.docker_engine import docker_client
 from pixelbox.runtime.errors import BackendUnavailable, ImageMissing
 from pixelbox.runtime.options import SandboxOptions
@@ -355,6 +357,42 @@ class DockerBackend(Backend):
             self._restore = restore.RestorePath(self.client, self.image, self.image_id, mounts, RUNSC_PIDS_HEADROOM)
         return self._restore
 
+    def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
+        """``docker exec`` into the sandbox's container as its unprivileged uid, under coreutils ``timeout``.
+
+        The container's limits (memory, pids, CPUs, read-only root, no network) hold for the
+        command as for the kernel. ``timeout`` stops it at the deadline (TERM, then KILL a second
+        later); the host stops reading shortly after that whatever happens in the container.
+        """
+        if not isinstance(handle, DockerHandle):  # restored from a runsc checkpoint: no Docker container
+            raise BackendUnavailable(
+                "run_command needs a Docker container; this kernel was restored from a runsc checkpoint "
+                "(PIXELBOX_RUNSC_RESTORE=1), which runs outside Docker"
+            )
+        api = self.client.api
+        argv = ["timeout", "--kill-after=1", f"{spec.timeout:g}", *spec.argv]
+        created = api.exec_create(
+            handle.container.id,
+            argv,
+            stdout=True,
+            stderr=True,
+            user=f"{CONTAINER_UID}:{CONTAINER_UID}",
+            environment={**self.environment(options), **spec.env},
+            workdir=WORK_MOUNT,
+        )
+        captured = new_capture(spec)
+        started = time.monotonic()
+        reader = threading.Thread(
+            target=_read_exec, args=(api, created["Id"], captured), name="pixelbox-exec-output", daemon=True
+        )
+        reader.start()
+        reader.join(spec.timeout + 1 + DRAIN_S)
+        code = api.exec_inspect(created["Id"]).get("ExitCode")
+        overran = time.monotonic() - started >= spec.timeout
+        captured.timed_out = reader.is_alive() or (code in (124, 137) and overran)
+        captured.exit_code = None if captured.timed_out else code
+        return captured
+
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
         if isinstance(handle, restore.RestoredHandle):
             return restore.facts(handle, ready, options, options.pids + RUNSC_PIDS_HEADROOM)
@@ -399,6 +437,21 @@ def _memory_enforcement(handle: DockerHandle) -> str:
         f"pixelbox cgroup {group.path}, which contains the container's (no swap; OOM kills are "
         "recorded there and outlive the container)"
     )
+
+
+def _read_exec(api: Any, exec_id: str, captured: Captured) -> None:
+    """Split the exec's multiplexed output into the captured streams as it arrives (UTF-8 kept whole)."""
+    sinks = (
+        (captured.stdout, codecs.getincrementaldecoder("utf-8")(errors="replace")),
+        (captured.stderr, codecs.getincrementaldecoder("utf-8")(errors="replace")),
+    )
+    with contextlib.suppress(Exception):  # an engine hiccup ends the output, never the caller
+        for chunks in api.exec_start(exec_id, stream=True, demux=True):
+            for chunk, (sink, decoder) in zip(chunks, sinks, strict=False):
+                if chunk:
+                    sink.write(decoder.decode(chunk))
+    for sink, decoder in sinks:
+        sink.write(decoder.decode(b"", final=True))
 
 
 def _ulimits(options: SandboxOptions) -> list[Any]:

@@ -34,6 +34,7 @@ from pixelbox.runtime.backends.base import (
 )
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.backends.zygote import ZYGOTE_MODULE, ForkedProcess, Zygote, ZygoteUnavailable, zygote_for
+from pixelbox.runtime.commands import Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import ROOT_PREFIX, Layout, belongs_to, owner_of
@@ -274,6 +275,26 @@ class LocalBackend(Backend):
                 cgroup.remove()
             return None
         return ForkedHandle(proc, uid, cgroup, applied, int(options.memory))  # type: ignore[arg-type]
+    def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
+        """A child process made like the kernel: its uid, cgroup, rlimits, network and /dev/shm isolation."""
+        assert isinstance(handle, LocalHandle)
+        walls = confinement(layout, options, handle.uid, handle.cgroup, memory_by_cgroup=_limits_memory(handle.limits))
+        environment = {**self.environment(layout, options), **spec.env}
+
+        def popen() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                list(spec.argv),
+                cwd=layout.work,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=walls.apply,
+            )
+
+        return run_process(popen, spec)
 
     @classmethod
     def remove_orphans(cls, owned: Owned, report: CleanupReport) -> None:
