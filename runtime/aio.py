@@ -112,6 +112,10 @@ class AsyncSandbox:
         """See :meth:`Sandbox.audit`."""
         return await asyncio.to_thread(self.sync.audit, result)
 
+    async def kernel_cpu_seconds(self) -> float | None:
+        """See :meth:`Sandbox.kernel_cpu_seconds`."""
+        return await asyncio.to_thread(self.sync.kernel_cpu_seconds)
+
     async def restart(self) -> None:
         """See :meth:`Sandbox.restart`."""
         await asyncio.to_thread(self.sync.restart)

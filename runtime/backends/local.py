@@ -275,6 +275,7 @@ class LocalBackend(Backend):
                 cgroup.remove()
             return None
         return ForkedHandle(proc, uid, cgroup, applied, int(options.memory))  # type: ignore[arg-type]
+
     def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
         """A child process made like the kernel: its uid, cgroup, rlimits, network and /dev/shm isolation."""
         assert isinstance(handle, LocalHandle)
