@@ -19,6 +19,7 @@ from pixelbox.harness.episode.loop import (
     redact,
     run_episode,
     runtime_info,
+    start_fields,
     trace_call,
 )
 
@@ -38,5 +39,6 @@ __all__ = [
     "redact",
     "run_episode",
     "runtime_info",
+    "start_fields",
     "trace_call",
 ]

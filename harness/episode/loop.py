@@ -413,13 +413,7 @@ class Episode:
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
         self.writer.write(
             "episode_start",
-            task=self.task.to_dict(),
-            config=self.config.to_dict(),
-            model=self.agent.model,
-            mode=self.config.mode,
-            runtime=runtime_info(self.sandbox),
-            agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
-            pixelbox=__version__,
+            **start_fields(self.task, self.agent, self.sandbox, self.config),
             tools=[t["function"]["name"] for t in self.tools],
             messages=[redact(m) for m in self.messages],
             images=[e.to_dict(self.run_root) for e in self.book.entries.values()],
@@ -510,6 +504,21 @@ def trace_call(
         **detail,
     )
     return arguments, problem
+
+
+def start_fields(task: Any, agent: Agent, sandbox: Any, config: EpisodeConfig, /, **extra: Any) -> dict[str, Any]:
+    """What every ``episode_start`` records (task, config, model, mode, runtime, agent, pixelbox), then ``extra``
+    (a loop's own fields; one named like a common field replaces its value)."""
+    fields = {
+        "task": task.to_dict(),
+        "config": config.to_dict(),
+        "model": agent.model,
+        "mode": config.mode,
+        "runtime": runtime_info(sandbox),
+        "agent": {"model": agent.model, "endpoint": getattr(agent, "endpoint", None)},
+        "pixelbox": __version__,
+    }
+    return {**fields, **extra}
 
 
 def runtime_info(sandbox: Any) -> Any:

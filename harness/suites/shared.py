@@ -8,7 +8,8 @@
 - :func:`run_traces`, :func:`score_each` and :func:`write_scores`: a suite's run scored episode by episode
   into ``scores.json`` in the shared layout;
 - :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``);
-- :func:`write_recordings`, :func:`replay_run` and :func:`judged_wrong`: a demo's recorded run and its check.
+- :func:`write_recordings`, :func:`replay_run` and :func:`judged_wrong`: a demo's recorded run and its check;
+- :func:`json_object_in`: the JSON object in a model's reply.
 """
 
 from __future__ import annotations
@@ -213,3 +214,15 @@ def judged_wrong(scores: dict[str, Any]) -> list[str]:
         for score in (record["score"] for record in scores["episodes"])
         if score["metrics"]["accuracy"] != 1.0
     ]
+
+
+def json_object_in(reply: str) -> dict[str, Any] | None:
+    """The JSON object a model's reply holds (from its first ``{`` to its last ``}``), or None."""
+    left, right = reply.find("{"), reply.rfind("}")
+    if left < 0 or right <= left:
+        return None
+    try:
+        value = json.loads(reply[left : right + 1])
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

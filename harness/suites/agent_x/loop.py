@@ -28,7 +28,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pixelbox import __version__
 from pixelbox.contract.wire import ADD_GENERATED, READ_TEXT
 from pixelbox.harness.agents.base import Agent, AgentTurn, Message, ToolCall
 from pixelbox.harness.agents.messages import image_part, text_part
@@ -38,7 +37,7 @@ from pixelbox.harness.episode import (
     EpisodeOutcome,
     ask_agent,
     redact,
-    runtime_info,
+    start_fields,
     trace_call,
 )
 from pixelbox.harness.episode.budgets import Budget
@@ -375,14 +374,8 @@ class AgentXEpisode:
         config = self.context.config
         self.writer.write(
             "episode_start",
-            task=task.to_dict(),
-            config=config.to_dict(),
-            model=self.agent.model,
-            mode=config.mode,
+            **start_fields(task, self.agent, self.sandbox, config),
             agentx_mode="executed" if self.executed else "official",
-            runtime=runtime_info(self.sandbox),
-            agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
-            pixelbox=__version__,
             suite="agent-x",
             vision=self.vision.describe(),
             images_endpoint=self.images.describe(),

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pixelbox import __version__
 from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolCall
 from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
@@ -36,7 +35,7 @@ from pixelbox.harness.episode import (
     play_until_end,
     record_failed_start,
     redact,
-    runtime_info,
+    start_fields,
     trace_call,
 )
 from pixelbox.harness.episode.budgets import Budget
@@ -331,13 +330,7 @@ class VistaEpisode:
         config = self.context.config
         self.writer.write(
             "episode_start",
-            task=self.task.to_dict(),
-            config=config.to_dict(),
-            model=self.agent.model,
-            mode=config.mode,
-            runtime=runtime_info(self.sandbox),
-            agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
-            pixelbox=__version__,
+            **start_fields(self.task, self.agent, self.sandbox, config),
             suite="agentvista",
             system_prompt_source=source,
             tools=[t["function"]["name"] for t in self.tools],

@@ -14,11 +14,11 @@ trafilatura fallback); code containing ``exit`` is not refused (the sandbox is t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pixelbox.harness.suites.shared import json_object_in
 from pixelbox.harness.web import ToolResult, WebTools
 
 CODE_TOOL = "code_interpreter"
@@ -254,7 +254,7 @@ def summary_request(url: str, goal: str, content: str) -> list[dict[str, Any]]:
 
 def summary_text(url: str, goal: str, reply: str) -> str:
     """The visit result in the official shape: evidence and summary when the reply holds that JSON, else the reply."""
-    parsed = _json_object(reply)
+    parsed = json_object_in(reply)
     if parsed is None:
         return f"Summary from {url}:\n\n{reply}"
     text = f"The useful information in {url} for user goal '{goal}' as follows:\n\n"
@@ -263,17 +263,6 @@ def summary_text(url: str, goal: str, reply: str) -> str:
     if parsed.get("summary"):
         text += f"**Summary:**\n{parsed['summary']}\n\n"
     return text
-
-
-def _json_object(reply: str) -> dict[str, Any] | None:
-    left, right = reply.find("{"), reply.rfind("}")
-    if left < 0 or right <= left:
-        return None
-    try:
-        value = json.loads(reply[left : right + 1])
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _count(value: Any, default: int) -> int:

@@ -19,7 +19,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pixelbox import __version__
 from pixelbox.harness.agents.base import Agent, AgentError, AgentTurn, Message, ToolCall
 from pixelbox.harness.agents.messages import image_part, text_part
 from pixelbox.harness.episode import (
@@ -28,7 +27,7 @@ from pixelbox.harness.episode import (
     EpisodeOutcome,
     ask_agent,
     redact,
-    runtime_info,
+    start_fields,
     trace_call,
 )
 from pixelbox.harness.episode.budgets import Budget
@@ -278,13 +277,7 @@ class SearchEpisode:
         config = self.context.config
         self.writer.write(
             "episode_start",
-            task=self.task.to_dict(),
-            config=config.to_dict(),
-            model=self.agent.model,
-            mode=config.mode,
-            runtime=runtime_info(self.sandbox),
-            agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
-            pixelbox=__version__,
+            **start_fields(self.task, self.agent, self.sandbox, config),
             suite="mmsearch-plus-som" if self.som else "mmsearch-plus",
             set_of_mark={"marks": [m.to_dict() for m in self.marks], "overlays": overlays} if self.som else None,
             tools=[t["function"]["name"] for t in self.tools],

@@ -22,12 +22,12 @@ prompt (so ``related_info`` can tie a result to the image); its replies are kept
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pixelbox.harness.suites.shared import json_object_in
 from pixelbox.harness.web import ToolResult, WebTools
 
 TEXT_SEARCH = "text_search"
@@ -178,7 +178,7 @@ def _page_summary(
             content = str(page.data["content"])[:PAGE_CHARS]
     prompt = page_prompt(question, query, hit, content)
     reply = cached_summary(web, prompt, summarise)
-    parsed = _json_object(reply.data.get("text", "") if reply.ok and reply.data else "")
+    parsed = json_object_in(reply.data.get("text", "") if reply.ok and reply.data else "")
     info = {k: str(parsed.get(k) or "") for k in ("web_info", "related_info")} if parsed else {}
     if not info and reply.ok and reply.data:
         info = {"web_info": str(reply.data.get("text") or ""), "related_info": ""}
@@ -240,14 +240,3 @@ def cached_summary(web: WebTools, prompt: str, summarise: Summarise) -> ToolResu
         return {"text": summarise(prompt)}
 
     return web.cached(SUMMARY_TOOL, key, produce, lambda data: ToolResult(SUMMARY_TOOL, key, True, "", data=data))
-
-
-def _json_object(reply: str) -> dict[str, Any] | None:
-    left, right = reply.find("{"), reply.rfind("}")
-    if left < 0 or right <= left:
-        return None
-    try:
-        value = json.loads(reply[left : right + 1])
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None

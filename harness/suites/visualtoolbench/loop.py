@@ -32,7 +32,7 @@ from pixelbox.harness.episode import (
     ask_agent,
     record_failed_start,
     redact,
-    runtime_info,
+    start_fields,
     trace_call,
 )
 from pixelbox.harness.episode.imagebook import ImageBook, ImageEntry
@@ -143,17 +143,16 @@ class VtbEpisode:
         )
 
     def _start(self) -> None:
-        from pixelbox import __version__
 
         self.writer.write(
             "episode_start",
-            task=self.task.to_dict(),
-            config={**self.context.config.to_dict(), "vtb": self.settings.to_dict()},
-            model=self.agent.model,
-            mode=self.context.config.mode,
-            runtime=runtime_info(self.sandbox),
-            agent={"model": self.agent.model, "endpoint": getattr(self.agent, "endpoint", None)},
-            pixelbox=__version__,
+            **start_fields(
+                self.task,
+                self.agent,
+                self.sandbox,
+                self.context.config,
+                config={**self.context.config.to_dict(), "vtb": self.settings.to_dict()},
+            ),
             tools=[t["function"]["name"] for t in tool_schemas([], self.save_dir)],
             suite="visualtoolbench",
         )

@@ -20,14 +20,20 @@ is untouched, so the episode simply goes on. Only stdlib, numpy, PIL and cv2 are
 
 from __future__ import annotations
 
-import contextlib
-import os
 from typing import Any
 
 from pixelbox.contract.tools import TOOL_SPECS, ToolError, parse_call
 from pixelbox.contract.wire import ADD_GENERATED, ADD_IMAGE, RAW_ARGUMENTS_KEY, READ_TEXT
 from pixelbox.contract.wire import TOOL_API_PREFIX as API_PREFIX
-from pixelbox.kernel.atomic.images import ImageRef, available_images, capture, find_image, io_layer, load
+from pixelbox.kernel.atomic.images import (
+    ImageRef,
+    available_images,
+    capture,
+    find_image,
+    io_layer,
+    load,
+    take_upload,
+)
 
 __all__ = [
     "ADD_GENERATED",
@@ -112,26 +118,13 @@ def _add_image(arguments_json: str) -> None:
     """Capture an image file the host put in the workspace (a download) as the next image; delete the file."""
     import json
 
-    from PIL import Image
-
     try:
         arguments = json.loads(arguments_json)
         path, url = arguments["path"], arguments.get("url")
     except (TypeError, ValueError, KeyError):
         raise ToolError('add_image takes {"path": FILE_IN_WORKSPACE, "url": SOURCE}') from None
     layer = io_layer()
-    real = os.path.realpath(str(path))
-    if os.path.commonpath([real, layer.settings.workspace]) != layer.settings.workspace or not os.path.isfile(real):
-        raise ToolError(f"add_image: {path!r} is not a file in the workspace")
-    try:
-        with layer.guard(), Image.open(real) as opened:
-            opened.load()
-            image = opened.copy()
-    except (OSError, SyntaxError, ValueError) as exc:
-        raise ToolError(f"add_image: {path!r} is not a readable image ({exc})") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(real)
+    image = take_upload(layer, str(path), ADD_IMAGE)
     record = capture(layer, image, "download", API_PREFIX + "download_image")
     source = f" from {url}" if url else ""
     print(

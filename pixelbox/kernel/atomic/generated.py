@@ -10,9 +10,7 @@ event's output, deletes the uploaded file, and prints one summary line.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import time
 from typing import Any
 
@@ -62,21 +60,10 @@ def _arguments(arguments_json: str) -> dict[str, Any]:
 
 
 def _read_upload(layer: Any, path: str) -> Any:
-    """The uploaded image (decoded, in a working mode), its file deleted; only workspace files are read."""
-    from PIL import Image
+    """The uploaded image in a mode every tool handles (its file deleted)."""
+    from pixelbox.kernel.atomic.images import take_upload
 
-    real = os.path.realpath(path)
-    if os.path.commonpath([real, layer.settings.workspace]) != layer.settings.workspace or not os.path.isfile(real):
-        raise ToolError(f"add_generated: {path!r} is not a file in the workspace")
-    try:
-        with layer.guard(), Image.open(real) as opened:
-            opened.load()
-            image = opened.copy()
-    except (OSError, SyntaxError, ValueError) as exc:
-        raise ToolError(f"add_generated: {path!r} is not a readable image ({exc})") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(real)
+    image = take_upload(layer, path, "add_generated")
     return image if image.mode in ("RGB", "RGBA", "L") else image.convert("RGBA" if "A" in image.getbands() else "RGB")
 
 

@@ -8,6 +8,8 @@ the same way. Only stdlib and PIL are used.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,3 +84,25 @@ def capture(layer: Any, image: Any, kind: str, api: str) -> dict[str, Any]:
         return capture_shown(layer, image, kind, api)
     except ArtifactLimitError as exc:
         raise ToolError(str(exc).replace("this code block", "this call")) from None
+
+
+def take_upload(layer: Any, path: str, tool: str) -> Any:
+    """Decode the image file the host uploaded to the workspace for ``tool``, then delete the file.
+
+    Only a file inside the workspace is read (a :class:`ToolError` naming ``tool`` otherwise), decoded
+    under the I/O layer's guard so the read records nothing.
+    """
+    from PIL import Image
+
+    real = os.path.realpath(str(path))
+    if os.path.commonpath([real, layer.settings.workspace]) != layer.settings.workspace or not os.path.isfile(real):
+        raise ToolError(f"{tool}: {path!r} is not a file in the workspace")
+    try:
+        with layer.guard(), Image.open(real) as opened:
+            opened.load()
+            return opened.copy()
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ToolError(f"{tool}: {path!r} is not a readable image ({exc})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(real)
