@@ -33,7 +33,7 @@ SCRIPT = textwrap.dedent(
         "img.crop((0, 0, 16, 16)).save('zoom.png')\\n"
         "print(img.size)\\n"
     )
-    with Sandbox(backend="docker", runtime="runc", io={"enabled": True, "profile": "generic"}) as sb:
+    with Sandbox(backend="docker", runtime="runc") as sb:  # image capture is on by default
         r = sb.execute(code)
         report["status"] = r.status
         report["stdout"] = r.stdout

@@ -14,34 +14,24 @@ import os
 from typing import Any
 
 from pixelbox.contract.wire import ENV_METADATA_KEY
+from pixelbox.kernel.cells import OutermostCell
 
 _UNSET = None
 
 
-class CellEnvironment:
+class CellEnvironment(OutermostCell):
     """Applies one request's variables before its cell and undoes them after."""
 
     def __init__(self, shell: Any) -> None:
-        self.shell = shell
+        super().__init__(shell)
         self.saved: dict[str, str | None] = {}
-        self.depth = 0
 
-    def install(self) -> None:
-        self.shell.events.register("pre_run_cell", self.pre_run_cell)
-        self.shell.events.register("post_run_cell", self.post_run_cell)
-
-    def pre_run_cell(self, info: Any = None) -> None:
-        self.depth += 1
-        if self.depth > 1:
-            return
+    def before(self) -> None:
         for name, value in self._requested().items():
             self.saved.setdefault(name, os.environ.get(name, _UNSET))
             os.environ[name] = value
 
-    def post_run_cell(self, result: Any = None) -> None:
-        self.depth = max(0, self.depth - 1)
-        if self.depth > 0:
-            return
+    def after(self) -> None:
         saved, self.saved = self.saved, {}
         for name, value in saved.items():
             if value is _UNSET:

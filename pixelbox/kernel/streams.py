@@ -18,37 +18,28 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pixelbox.kernel.cells import OutermostCell
+
 Publisher = Callable[[str, Any], None]
 _FDS = {"stdout": 1, "stderr": 2}
 
 
-class StreamGuard:
+class StreamGuard(OutermostCell):
     """Remembers the kernel's ``sys.stdout``/``sys.stderr`` and restores them before each cell."""
 
     def __init__(self, shell: Any, publish: Publisher | None = None) -> None:
-        self.shell = shell
+        super().__init__(shell)
         self.publish = publish or _channel_publish
         self.own: dict[str, Any] = {name: getattr(sys, name) for name in _FDS}
         self.watched = {name: bool(getattr(stream, "_should_watch", False)) for name, stream in self.own.items()}
         """Whether each stream also captured its file descriptor (ipykernel's ``watchfd``)."""
         self.pub_threads = {name: getattr(stream, "pub_thread", None) for name, stream in self.own.items()}
-        self.depth = 0
 
-    def install(self) -> None:
-        self.shell.events.register("pre_run_cell", self.pre_run_cell)
-        self.shell.events.register("post_run_cell", self.post_run_cell)
-
-    def pre_run_cell(self, info: Any = None) -> None:
-        self.depth += 1
-        if self.depth > 1:
-            return
+    def before(self) -> None:
         messages = [message for name in _FDS if (message := self.check(name)) is not None]
         if messages:
             with contextlib.suppress(Exception):  # the notice is informational; the streams matter
                 self.publish("notice", {"source": "streams", "message": " ".join(messages)})
-
-    def post_run_cell(self, result: Any = None) -> None:
-        self.depth = max(0, self.depth - 1)
 
     def check(self, name: str) -> str | None:
         """Restore ``sys.<name>`` if needed; returns what was done, or ``None`` if all was well."""
