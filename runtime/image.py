@@ -215,30 +215,42 @@ def _requirement_files() -> list[Path]:
     return [recipe_dir() / "requirements.txt", recipe_dir() / "build-requirements.txt"]
 
 
-def _ensure_wheels(log: Callable[[str], None]) -> Path:
-    """The wheel directory for the pinned requirements, downloading it once per requirements hash."""
-    key = _digest(_read([(path.name, path) for path in _requirement_files()]))[:16]
-    target = cache_dir() / "wheels" / key
+def _cached(kind: str, key: str, fill: Callable[[Path], None], log: Callable[[str], None]) -> Path:
+    """``cache_dir()/kind/key``, filled once by ``fill(directory)``; a failed fill leaves nothing behind."""
+    target = cache_dir() / kind / key
     if target.is_dir():
-        log(f"wheels: cached in {target}")
+        log(f"{kind}: cached in {target}")
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
+    try:
+        fill(partial)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    partial.rename(target)
+    return target
+
+
+def _ensure_wheels(log: Callable[[str], None]) -> Path:
+    """The wheel directory for the pinned requirements, downloading it once per requirements hash."""
+    key = _digest(_read([(path.name, path) for path in _requirement_files()]))[:16]
+    return _cached("wheels", key, lambda directory: _download_wheels(directory, log), log)
+
+
+def _download_wheels(directory: Path, log: Callable[[str], None]) -> None:
     log("wheels: downloading the kernel's Python packages from PyPI (once per requirements change)")
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
-    command += [*pip_platform_args(), "--dest", str(partial)]
+    command += [*pip_platform_args(), "--dest", str(directory)]
     for path in _requirement_files():
         command += ["-r", str(path)]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        shutil.rmtree(partial, ignore_errors=True)
         raise ImageBuildError(
             f"pip could not download the kernel's wheels (exit {result.returncode}):\n"
             f"{result.stderr.strip()[-3000:]}\nCheck that PyPI is reachable and that every pin in "
             f"{recipe_dir() / 'requirements.txt'} has a CPython 3.11 manylinux x86_64 wheel."
         )
-    partial.rename(target)
-    return target
 
 
 def _debian_packages() -> list[str]:
@@ -293,21 +305,13 @@ def _ensure_debs(client: docker.DockerClient, base: str, log: Callable[[str], No
     """The .deb files the image adds to ``base``, downloaded once per resolved set of versions."""
     wanted = resolve_debian_packages(base_dpkg_status(client, base), _debian_packages())
     key = hashlib.sha256("\n".join([base, *wanted]).encode()).hexdigest()[:16]
-    target = cache_dir() / "debs" / key
-    if target.is_dir():
-        log(f"debs: cached in {target} ({len(wanted)} packages)")
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
-    log(f"debs: downloading {len(wanted)} Debian packages with apt (once per version change)")
-    try:
+
+    def download(directory: Path) -> None:
+        log(f"debs: downloading {len(wanted)} Debian packages with apt (once per version change)")
         if wanted:
-            run_apt(["apt-get", "download", *wanted], partial, "downloading the kernel's Debian packages")
-    except ImageBuildError:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    partial.rename(target)
-    return target
+            run_apt(["apt-get", "download", *wanted], directory, "downloading the kernel's Debian packages")
+
+    return _cached("debs", key, download, log)
 
 
 def _link_or_copy(source: Path, destination: Path) -> None:
