@@ -543,6 +543,22 @@ def test_audit_hook_refuses_real_exec_compile_and_pickle_reached_from_a_cell(
     assert "leaked_ran" not in shell.user_ns
 
 
+def _library_eval(expression: str, **names: Any) -> Any:
+    """Stands for a library function that evaluates a string it is given (ImageMath.unsafe_eval did)."""
+    return eval(expression, None, names)
+
+
+def test_audit_hook_refuses_string_code_a_library_evaluates_when_it_reaches_frames(shell: InteractiveShell) -> None:
+    """A string evaluated by library code runs outside the attribute guard; the hook still refuses
+    it when it names frame or code attributes (a generator's frame leads to the real builtins)."""
+    shell.user_ns.update(library_eval=_library_eval)
+    error = run_refused(shell, "import pathlib\nlibrary_eval('g.gi_frame.f_globals', g=pathlib.Path('.').glob('*'))")
+    assert "policy rule: no-frame-access" in str(error) and "gi_frame" in str(error)
+    nested = run_refused(shell, "library_eval('[t.tb_frame for t in x]', x=[])")
+    assert "tb_frame" in str(nested)
+    assert run_ok(shell, "library_eval('a + 1', a=1)") == 2
+
+
 def test_library_code_that_compiles_its_own_source_still_runs(shell: InteractiveShell) -> None:
     assert run_ok(shell, "import collections\nP = collections.namedtuple('P', 'x y')\nP(1, 2).y") == 2
     assert run_ok(shell, "import dataclasses\n@dataclasses.dataclass\nclass D:\n    x: int = 3\nD().x") == 3

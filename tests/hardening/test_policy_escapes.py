@@ -58,6 +58,11 @@ ESCAPES = {
         "import typing\ndef f(x: 'open(1)'):\n    pass\ntyping.get_type_hints(f)",
         "denied-function",
     ),
+    "imagemath_unsafe_eval": (
+        "from PIL import ImageMath\nimport pathlib\n"
+        "ImageMath.unsafe_eval('g.gi_frame.f_globals', g=pathlib.Path('.').glob('*'), gi_frame=0, f_globals=0)",
+        "denied-function",
+    ),
     "string_formatter": ("import string\nstring.Formatter().get_field('0.__class__', [1], {})", "denied-function"),
     "monkeypatch_module": ("import json\njson.dumps = print", "no-module-write"),
     "monkeypatch_library_class": ("from PIL import Image\nImage.Image.save = print", "no-class-write"),

@@ -26,7 +26,10 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from types import CodeType
 from typing import Any
+
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from pixelbox.kernel.policy.errors import PolicyPermissionError
 
@@ -59,6 +62,8 @@ DESTRUCTIVE_EVENTS = frozenset(
         "shutil.rmtree",
     }
 )
+FRAME_ATTRIBUTES = frozenset(INSPECT_ATTRIBUTES)
+"""Attributes of frames, code objects, generators and tracebacks (RestrictedPython's list)."""
 PSEUDO_FS = ("/proc", "/sys", "/dev")
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
 
@@ -230,6 +235,8 @@ def _check(event: str, args: tuple[Any, ...], is_model_code: Callable[[str], boo
         raise _refuse(what, "no-pickle", "Save arrays without object dtype (allow_pickle=False)")
     elif event in DYNAMIC_CODE_EVENTS:
         _check_dynamic(event, is_model_code)
+        if event == "exec" and args:
+            _check_string_code(args[0], is_model_code)
     elif event in LINK_EVENTS:
         raise _refuse(f"creating links is not allowed ({event})", "no-links", "Copy the file instead")
     elif event in DESTRUCTIVE_EVENTS:
@@ -249,6 +256,34 @@ def _check_dynamic(event: str, is_model_code: Callable[[str], bool]) -> None:
     if is_model_code(filename) or not from_file:
         what = f"running or compiling code from a string is not allowed ({event})"
         raise _refuse(what, "denied-builtin", "Write the code directly in the cell")
+
+
+def _check_string_code(code: Any, is_model_code: Callable[[str], bool]) -> None:
+    """Refuse running string-compiled code that reaches frames (``gi_frame.f_globals``...).
+
+    A library that evaluates a string model code handed it (``PIL.ImageMath.unsafe_eval``) runs
+    it with the real ``eval``, outside the attribute guard; from a frame the real builtins and
+    modules are one step away. Code a library generates itself (``namedtuple``, ``dataclasses``)
+    never names frame attributes; code from files (imports) and the cells themselves (checked
+    by the AST policy) are left alone.
+    """
+    if not isinstance(code, CodeType):
+        return
+    filename = code.co_filename
+    if filename.startswith("/") or filename.startswith("<frozen ") or is_model_code(filename):
+        return
+    reached = sorted(FRAME_ATTRIBUTES.intersection(_code_names(code)))
+    if reached:
+        what = f"code compiled from a string may not reach frames or code objects ({', '.join(reached)})"
+        raise _refuse(what, "no-frame-access", "Library functions that evaluate strings run under the policy too")
+
+
+def _code_names(code: CodeType) -> Iterator[str]:
+    """Every name (global, attribute) ``code`` and the code objects nested in it use."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _code_names(const)
 
 
 def _check_destructive(event: str, args: tuple[Any, ...]) -> None:

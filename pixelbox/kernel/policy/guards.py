@@ -587,6 +587,7 @@ def substitutes(guards: Guards) -> list[tuple[Any, Any]]:
         (typing.get_type_hints, Refusal("typing.get_type_hints is not available", evaluates)),
         (string.Formatter, Refusal("string.Formatter is not available", "Use str.format or f-strings")),
     ]
+    pairs.extend(_evaluating_library_functions())
     try:
         import numpy
         import numpy.lib.format
@@ -595,3 +596,19 @@ def substitutes(guards: Guards) -> list[tuple[Any, Any]]:
     pairs.append((numpy.load, _no_pickle(numpy.load, 2)))
     pairs.append((numpy.lib.format.read_array, _no_pickle(numpy.lib.format.read_array, 1)))
     return pairs
+
+
+def _evaluating_library_functions() -> list[tuple[Any, Refusal]]:
+    """Library functions of allowed modules that ``eval`` a string model code gives them.
+
+    ``PIL.ImageMath.unsafe_eval`` runs its expression with the real ``eval`` in ImageMath's own
+    globals: attribute names the policy hides (``gi_frame``, ``f_globals``, ``_private``) become
+    plain keywords, and a generator's frame leads to the real builtins and modules.
+    ``ImageMath.lambda_eval`` (a callable, no string) stays available.
+    """
+    try:
+        from PIL import ImageMath
+    except ImportError:  # pragma: no cover - PIL is part of the kernel image
+        return []
+    hint = "Use PIL.ImageMath.lambda_eval(lambda args: ..., a=image) or NumPy"
+    return [(ImageMath.unsafe_eval, Refusal("PIL.ImageMath.unsafe_eval evaluates strings as code", hint))]
