@@ -166,7 +166,7 @@ def test_artifact_names_cannot_break_the_hosts_copy(target: Target, tmp_path: Pa
     assert len(saved.artifacts) == 1, message(saved)
     book = ImageBook(tmp_path / "images", [])
     for bad in ("..", ".", "a\x00b.png", "x" * 300 + ".png"):
-        record = {**saved.artifacts[0], "name": bad}
+        record = {**saved.artifacts[0].to_json(), "name": bad}
         book.entries.pop(record["index"], None)
         (entry,) = book.ingest(target.sb, [record], "code")
         assert entry.path.parent == tmp_path / "images" and entry.path.is_file(), entry
