@@ -1,14 +1,15 @@
-"""Plug-in benchmark: what a command costs through the inspect_ai provider, beside ``docker exec``.
+"""Plug-in benchmark: what a command costs through the inspect_ai provider, beside what it is made of.
 
 Run on demand (never as a timed test), from the repository root:
 
     .venv/bin/python benchmarks/bench_plugins.py [--rounds 40] [--runtime runc]
 
 In one sandbox on the Docker backend, alternating rounds of: the provider's ``exec(["true"])``
-(the kernel starts the process; stdin, stdout and stderr through the IPC directory), its
-``exec(["bash", "--login", "-c", "echo hi"])`` (what inspect's ``bash()`` tool sends), and
-``docker exec CONTAINER true`` into the same container (what a container provider does per
-command). Results go to ``results/plugins.json`` with the machine's facts.
+(``Sandbox.run_command`` through the ``/bin/sh`` wrapper that sets the directory and standard input),
+its ``exec(["bash", "--login", "-c", "echo hi"])`` (what inspect's ``bash()`` tool sends), a bare
+``Sandbox.run_command(["true"])`` (the Docker engine's exec API), and the ``docker exec CONTAINER
+true`` command line into the same container (what inspect's Docker provider runs per command).
+Results go to ``results/plugins.json`` with the machine's facts.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ async def measure(rounds: int, runtime: str) -> dict[str, Any]:
     ways: dict[str, Callable[[], Awaitable[object]]] = {
         "provider exec true": lambda: env.exec(["true"]),
         "provider exec bash --login -c 'echo hi'": lambda: env.exec(["bash", "--login", "-c", "echo hi"]),
+        "Sandbox.run_command(['true'])": lambda: asyncio.to_thread(env.sandbox.run_command, ["true"]),
         "docker exec true (same container)": docker_exec,
     }
     samples: dict[str, list[float]] = {name: [] for name in ways}

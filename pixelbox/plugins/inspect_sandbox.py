@@ -5,7 +5,7 @@ Registered through inspect_ai's ``inspect_ai`` entry point group (``pip install
 sandbox. Each sample gets its own pixelbox :class:`~pixelbox.runtime.sandbox.Sandbox` (a kernel in
 a container with no network, a memory, pid and CPU cap, a size-capped workspace), made in
 ``sample_init`` and closed in ``sample_cleanup``. inspect's tools reach it through the standard
-interface: ``exec`` runs the command inside the sandbox (:mod:`pixelbox.plugins.commands`),
+interface: ``exec`` runs the command inside the sandbox (``Sandbox.run_command``, traced as a command),
 ``read_file`` and ``write_file`` go through the workspace with the sandbox's own link-refusing
 file handling. Relative paths and ``cwd`` resolve to the workspace, which is the per-sample
 filesystem context. :func:`pixelbox_python` is a tool inspect's own sandboxes do not have: the
@@ -23,7 +23,10 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
+import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -41,14 +44,21 @@ from inspect_ai.util import (
 )
 from pydantic import BaseModel, ConfigDict
 
-from pixelbox.plugins.commands import CommandResult, run_command
 from pixelbox.plugins.render import artifact_images, result_text
+from pixelbox.runtime.commands import CommandResult
 from pixelbox.runtime.errors import OptionsError, WorkspacePathError
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.sandbox import Sandbox
-from pixelbox.runtime.workspace import resolve_inside
+from pixelbox.runtime.workspace import resolve_inside, write_host_file
 
 SANDBOX_NAME = "pixelbox"
+SHELL_WRAPPER = ("/bin/sh", "-c", 'cd "$1" || exit 1; shift; exec "$@" <"$0"')
+"""Sets the working directory and standard input, then becomes the command (by absolute path: never a
+PATH the sandbox controls). Its arguments: the stdin file, the directory, then the command."""
+DEFAULT_COMMAND_TIMEOUT_S = 600.0
+"""A command's deadline when inspect gives none: generous, never unbounded."""
+MIN_OUTPUT_CAP = 10 * 1024**2
+"""Each sample's sandbox keeps at least this much of a command's stdout and stderr (inspect's default limit)."""
 
 
 class PixelboxConfig(BaseModel):
@@ -106,8 +116,11 @@ class PixelboxSandboxEnvironment(SandboxEnvironment):
     async def sample_init(
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
     ) -> dict[str, SandboxEnvironment]:
-        """A fresh sandbox for the sample, as the default environment."""
+        """A fresh sandbox for the sample, as the default environment (output caps raised to inspect's limit)."""
         options = sandbox_options(config)
+        options = options.with_(
+            stdout_cap=max(options.stdout_cap, MIN_OUTPUT_CAP), stderr_cap=max(options.stderr_cap, MIN_OUTPUT_CAP)
+        )
         return {"default": cls(await asyncio.to_thread(Sandbox, options))}
 
     @classmethod
@@ -141,16 +154,20 @@ class PixelboxSandboxEnvironment(SandboxEnvironment):
         timeout_retry: bool = True,
         concurrency: bool = True,
     ) -> ExecResult[str]:
-        """Run ``cmd`` inside the sandbox as its one unprivileged user; see :func:`run_command`."""
+        """Run ``cmd`` in the sandbox as its one unprivileged user, through :meth:`Sandbox.run_command`.
+
+        The command is recorded in the trace as a ``command`` event. Standard input and the working
+        directory, which ``run_command`` does not take, are given by a ``/bin/sh`` wrapper that
+        changes directory and redirects from a host-written, read-only file in the IPC directory.
+        """
         if user is not None:
             raise SandboxUserUnsupportedError(
                 f"pixelbox runs every command as the sandbox's one unprivileged user; user={user!r} is not available"
             )
-        stdin = input.encode() if isinstance(input, str) else input
-        limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
-        done = await asyncio.to_thread(
-            run_command, self.sandbox, cmd, stdin=stdin, cwd=cwd, env=env, timeout=timeout, max_output=limit
-        )
+        deadline = float(timeout) if timeout is not None else DEFAULT_COMMAND_TIMEOUT_S
+        with _stdin_file(self.sandbox, input) as stdin:
+            argv = [*SHELL_WRAPPER, stdin, _in_workspace(self.sandbox, cwd), *cmd]
+            done = await asyncio.to_thread(self.sandbox.run_command, argv, timeout=deadline, env=env)
         return _exec_result(done, timeout)
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
@@ -209,14 +226,36 @@ class PixelboxSandboxEnvironment(SandboxEnvironment):
 
 def _exec_result(done: CommandResult, timeout: int | None) -> ExecResult[str]:
     """inspect's view of a finished command; a passed deadline is a ``TimeoutError``, as inspect expects."""
-    if done.timed_out:
+    if done.timed_out or done.exit_code is None:
         raise TimeoutError(f"the command exceeded its {timeout} s deadline and was stopped")
-    stdout, stderr = done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
-    if done.stdout_over or done.stderr_over:
-        raise OutputLimitExceededError(
-            SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR, stdout if done.stdout_over else stderr
-        )
-    return ExecResult(done.returncode == 0, done.returncode, stdout, stderr)
+    limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+    for text, cut in ((done.stdout, done.stdout_truncated), (done.stderr, done.stderr_truncated)):
+        if cut or len(text.encode()) > limit:
+            raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR, text[-limit:])
+    return ExecResult(done.exit_code == 0, done.exit_code, done.stdout, done.stderr)
+
+
+@contextlib.contextmanager
+def _stdin_file(sandbox: Sandbox, data: str | bytes | None) -> Iterator[str]:
+    """The in-sandbox path the command reads its standard input from (``/dev/null`` when there is none)."""
+    if data is None:
+        yield "/dev/null"
+        return
+    name = f"stdin-{secrets.token_hex(8)}"
+    write_host_file(sandbox.layout.ipc, name, data)  # fresh, read-only to the kernel, never through a link
+    try:
+        yield f"{sandbox.paths.ipc.rstrip('/')}/{name}"
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(sandbox.layout.ipc / name)
+
+
+def _in_workspace(sandbox: Sandbox, path: str | None) -> str:
+    """An in-sandbox directory: ``path`` if absolute, else relative to the workspace (its root when None)."""
+    root = sandbox.paths.workspace
+    if not path:
+        return root
+    return path if path.startswith("/") else f"{root}/{path}"
 
 
 @tool

@@ -143,6 +143,8 @@ def test_interface_errors_and_limits_as_inspect_documents_them(runtime: str) -> 
                 ["docker", "exec", str(connection.container), "id", "-u"], capture_output=True, text=True, timeout=120
             )
             assert connection.command.startswith("docker exec -it") and entered.stdout == "1000\n"
+            traced = env.sandbox.run_command(["true"])
+            assert traced.events and traced.events[0]["op"] == "command"
             after = await env.exec(["sh", "-c", "ls -A"])
             assert after.stdout.split() == ["crlf.txt", "sub"]
         finally:
@@ -152,19 +154,21 @@ def test_interface_errors_and_limits_as_inspect_documents_them(runtime: str) -> 
     asyncio.run(scenario())
 
 
-def test_commands_under_the_local_policy_are_refused_with_the_way_out() -> None:
-    from pixelbox.plugins.commands import CommandError, run_command
-    from pixelbox.runtime import Sandbox
+def test_commands_on_the_local_backend_under_its_policy() -> None:
+    """Commands run beside the kernel, so the local backend's policy (on by default) does not stand in the way."""
+    from pixelbox.plugins.inspect_sandbox import PixelboxConfig, PixelboxSandboxEnvironment
 
-    with Sandbox(**require_backend("local")) as sandbox, pytest.raises(CommandError, match="policy=False"):
-        run_command(sandbox, ["true"], timeout=30)
+    config = PixelboxConfig(**require_backend("local"))
 
+    async def scenario() -> None:
+        envs = await PixelboxSandboxEnvironment.sample_init("t", config, {})
+        env = envs["default"]
+        assert isinstance(env, PixelboxSandboxEnvironment) and env.sandbox.info.policy
+        try:
+            done = await env.exec(["sh", "-c", "cat; pwd"], input="in:")
+            assert (done.returncode, done.stdout) == (0, f"in:{env.sandbox.paths.workspace}\n")
+            assert not [p for p in env.sandbox.layout.ipc.iterdir() if p.name.startswith("stdin-")]
+        finally:
+            await PixelboxSandboxEnvironment.sample_cleanup("t", config, envs, False)
 
-def test_commands_on_the_local_backend_without_the_policy() -> None:
-    from pixelbox.plugins.commands import run_command
-    from pixelbox.runtime import Sandbox
-
-    with Sandbox(**require_backend("local"), policy=False) as sandbox:
-        done = run_command(sandbox, ["sh", "-c", "cat; pwd"], stdin=b"in:", timeout=30)
-        assert (done.returncode, done.stdout) == (0, f"in:{sandbox.paths.workspace}\n".encode())
-        assert not [p for p in sandbox.layout.ipc.iterdir() if p.name.startswith("command-")]
+    asyncio.run(scenario())
