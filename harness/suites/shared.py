@@ -9,7 +9,8 @@
   into ``scores.json`` in the shared layout;
 - :func:`cache_dir`: pixelbox's cache for material derived from datasets (``PIXELBOX_CACHE``);
 - :func:`write_recordings`, :func:`replay_run` and :func:`judged_wrong`: a demo's recorded run and its check;
-- :func:`json_object_in`: the JSON object in a model's reply.
+- :func:`json_object_in`: the JSON object in a model's reply;
+- :func:`judge_spec`: the ``--judge`` spec a suite's LLM judge uses, or None for the offline rule.
 """
 
 from __future__ import annotations
@@ -226,3 +227,15 @@ def json_object_in(reply: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def judge_spec(specs: Sequence[str], suite: str, accepted: str) -> str | None:
+    """The first ``openai:`` spec of ``specs``, or None when only ``match`` (the offline rule) is asked for;
+    any other spec is a ``ValueError`` saying which judges ``suite`` takes (``accepted``)."""
+    for spec in specs:
+        if spec.startswith("openai:"):
+            return spec
+    unknown = [s for s in specs if s != "match"]
+    if unknown:
+        raise ValueError(f"{suite} judges are {accepted}, not {', '.join(unknown)}")
+    return None

@@ -241,16 +241,11 @@ def score_run(
 
 
 def build_judge(specs: Sequence[str], cache_dir: Path) -> Judge | None:
-    for spec in specs:
-        if spec.startswith("openai:"):
-            return Judge(spec, JudgeCache(cache_dir))
-    unknown = [s for s in specs if s != "match"]
-    if unknown:
-        raise ValueError(
-            f"Agent-X judges are openai:MODEL[@BASE_URL] (the judge metrics) or match (deterministic metrics only), "
-            f"not {', '.join(unknown)}"
-        )
-    return None
+    from pixelbox.harness.suites.shared import judge_spec
+
+    meaning = "openai:MODEL[@BASE_URL] (the judge metrics) or match (deterministic metrics only)"
+    spec = judge_spec(specs, "Agent-X", meaning)
+    return Judge(spec, JudgeCache(cache_dir)) if spec is not None else None
 
 
 def run_figures(scores: list[dict[str, Any]]) -> dict[str, Any]:

@@ -149,16 +149,10 @@ class MatchJudge:
 
 def build_judge(specs: Sequence[str], cache_dir: Path) -> LLMJudge | MatchJudge:
     """The judge named by ``specs``: the first ``openai:`` spec, else ``match``; anything else is an error."""
-    for spec in specs:
-        if spec.startswith("openai:"):
-            return LLMJudge(spec, JudgeCache(cache_dir))
-    unknown = [s for s in specs if s != "match"]
-    if unknown:
-        raise ValueError(
-            f"AgentVista judges are openai:MODEL[@BASE_URL] (the official LLM verifier) or match (offline), "
-            f"not {', '.join(unknown)}"
-        )
-    return MatchJudge()
+    from pixelbox.harness.suites.shared import judge_spec
+
+    spec = judge_spec(specs, "AgentVista", "openai:MODEL[@BASE_URL] (the official LLM verifier) or match (offline)")
+    return LLMJudge(spec, JudgeCache(cache_dir)) if spec is not None else MatchJudge()
 
 
 def _normal(text: str) -> str:

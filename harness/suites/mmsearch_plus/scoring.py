@@ -127,16 +127,10 @@ class Judge:
 
 
 def build_judge(specs: Sequence[str], cache_dir: Path) -> Judge:
-    for spec in specs:
-        if spec.startswith("openai:"):
-            return Judge(spec, JudgeCache(cache_dir))
-    unknown = [s for s in specs if s != "match"]
-    if unknown:
-        raise ValueError(
-            f"MMSearch-Plus judges are openai:MODEL[@BASE_URL] (rule, then the LLM judge) or match (rule only), "
-            f"not {', '.join(unknown)}"
-        )
-    return Judge(None, None)
+    from pixelbox.harness.suites.shared import judge_spec
+
+    spec = judge_spec(specs, "MMSearch-Plus", "openai:MODEL[@BASE_URL] (rule, then the LLM judge) or match (rule only)")
+    return Judge(spec, JudgeCache(cache_dir)) if spec is not None else Judge(None, None)
 
 
 def score_run(
