@@ -250,8 +250,14 @@ class LocalBackend(Backend):
             "OPENBLAS_NUM_THREADS": threads,
             "PIXELBOX_SANDBOX": "local",
         }
-        ZYGOTE_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return zygote_for(self.python, env)
+        try:
+            ZYGOTE_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError:  # no writable home: Matplotlib then uses a temporary directory of its own
+            del env["MPLCONFIGDIR"]
+        try:
+            return zygote_for(self.python, env)
+        except OSError:  # the zygote's directory or process could not be made: kernels start cold
+            return None
 
     def prepare_fresh(self, options: SandboxOptions) -> None:
         """Start this process's zygote for ``options`` (it imports in the background)."""
