@@ -43,11 +43,12 @@ from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import Trace, read_trace
 from pixelbox.harness.web import DownloadLimits, ImgbbHost, JinaReader, SerperProvider, WebCache, WebTools
 from pixelbox.runtime import SandboxOptions
+from pixelbox.runtime.backends import restore
 from pixelbox.runtime.docker_engine import docker_client
 from tests.conftest import find_leaks
 from tests.hardening.conftest import SECRET_VARS, backend_options
 from tests.hardening.private_dockerd import PrivateDockerd
-from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES
+from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, container_fault
 from tests.harness.episodes import make_task
 from tests.harness.servers import (
     ChatCompletionsServer,
@@ -799,11 +800,11 @@ def _workspace_file(trace_path: Path, name: str, timeout: float = WAIT_S) -> str
 
 @pytest.mark.parametrize(
     ("harness", "how"),
-    [("runc", ["kill"]), ("runc", ["rm", "-f"]), ("runsc", ["kill"])],
+    [("runc", "kill"), ("runc", "rm"), ("runsc", "kill")],
     ids=["runc-kill", "runc-rm", "runsc-kill"],
     indirect=["harness"],
 )
-def test_container_killed_mid_episode(harness: Harness, how: list[str]) -> None:
+def test_container_killed_mid_episode(harness: Harness, how: str) -> None:
     """The episode's container is killed (``docker kill``) or removed (``docker rm -f``) from outside
     while a cell runs: the cell is a ``crashed`` observation, the next cell runs on a fresh kernel and
     says state was lost, and the episode ends normally. (Restarting the engine is the next case, on a
@@ -817,7 +818,7 @@ def test_container_killed_mid_episode(harness: Harness, how: list[str]) -> None:
     with endpoint(script) as server, ThreadPoolExecutor(1) as pool:
         running = pool.submit(harness.play, model(server), budgets=BudgetLimits(execution_timeout=400))
         container = _workspace_file(harness.root / "run0" / "episodes" / "t1.jsonl", "started")
-        subprocess.run(["docker", *how, container], check=True, capture_output=True, timeout=60)
+        container_fault(container, how)
         played = running.result(timeout=WAIT_S)
     trace = played.ended()
     crashed, lost, fresh = executions(trace)
@@ -827,6 +828,7 @@ def test_container_killed_mid_episode(harness: Harness, how: list[str]) -> None:
     assert lost["restarted"] and lost["state_lost"] and "kernel was replaced" in observations(trace)[1]["shown"]
     assert fresh["status"] == "ok" and fresh["stdout"] == "fresh\n" and not fresh["state_lost"]
     assert not docker_client().containers.list(all=True, filters={"id": container})
+    assert container not in restore.restore_ids()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 
-from tests.hardening.support import BUSY_S, Target, assert_contained, assert_replaced, message
+from tests.hardening.support import BUSY_S, Target, assert_contained, assert_replaced, container_fault, message
 
 DENIED_OS = r"PolicyViolation|denied-os-function|denied-module|no-native-code"
 
@@ -163,8 +163,8 @@ def test_kernel_killed_from_the_host_mid_execution(target: Target) -> None:
     """Fault injection: the container (``docker kill``) or kernel process dies under a cell."""
     target.run("before = 1")
     if target.docker:
-        container = target.sb._handle.container  # type: ignore[union-attr]
-        thread = _inject(1.0, lambda: container.kill(signal="SIGKILL"))
+        container = target.sb.info.isolation["container_id"]
+        thread = _inject(1.0, lambda: container_fault(container, "kill"))
     else:
         pid = target.sb.info.kernel["pid"]
         thread = _inject(1.0, lambda: os.kill(pid, signal.SIGKILL))
@@ -178,8 +178,8 @@ def test_kernel_killed_from_the_host_mid_execution(target: Target) -> None:
 def test_kernel_frozen_from_the_host_mid_execution(target: Target) -> None:
     """Fault injection: ``docker pause`` (cgroup freezer) or SIGSTOP on the kernel process."""
     if target.docker:
-        container = target.sb._handle.container  # type: ignore[union-attr]
-        thread = _inject(0.5, container.pause)
+        container = target.sb.info.isolation["container_id"]
+        thread = _inject(0.5, lambda: container_fault(container, "pause"))
     else:
         pid = target.sb.info.kernel["pid"]
         thread = _inject(0.5, lambda: os.kill(pid, signal.SIGSTOP))
