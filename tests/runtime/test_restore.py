@@ -17,6 +17,7 @@ import pytest
 
 from pixelbox.runtime import Sandbox
 from pixelbox.runtime.backends import restore
+from pixelbox.runtime.errors import BackendUnavailable
 from tests.conftest import require_backend
 from tests.runtime.test_fresh import DIRTY, PROBE, RANDOMS, _clean, _run
 
@@ -25,6 +26,10 @@ from tests.runtime.test_fresh import DIRTY, PROBE, RANDOMS, _clean, _run
 def runsc_restore() -> Iterator[dict[str, Any]]:
     """Options of a runsc sandbox with the restore path switched on for this module."""
     options = {**require_backend("runsc"), "policy": False, "timeout": 60}
+    try:
+        restore.check_available()
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
     with pytest.MonkeyPatch.context() as env:
         env.setenv(restore.ENABLE_VARIABLE, "1")
         yield options
