@@ -159,6 +159,13 @@ RUNTIME_ESCAPES = [
     ("import os.path\nos.path.sys", "denied-module", ImportError),
     ("import warnings\nwarnings.sys", "denied-module", ImportError),
     ("import PIL.Image\nPIL.Image.builtins", "denied-module", ImportError),
+    ("import uuid\nuuid.sys", "denied-module", ImportError),
+    ("import uuid\nuuid.platform", "denied-module", ImportError),
+    ("import uuid\ngetattr(uuid, '_uuid')", "no-underscore-attr", AttributeError),
+    ("import uuid\ngetattr(uuid, '_get_command_stdout')", "no-underscore-attr", AttributeError),
+    ("import uuid\nuuid.os.system('true')", "denied-os-function", PermissionError),
+    ("from uuid import os\nos.popen", "denied-os-function", PermissionError),
+    ("import uuid\nuuid.getnode = print", "no-module-write", PermissionError),
     ("import os\nos.system('true')", "denied-os-function", PermissionError),
     ("from os import popen", "denied-os-function", PermissionError),
     ("import os\nos.fork", "denied-os-function", PermissionError),
@@ -557,6 +564,36 @@ def test_audit_hook_refuses_string_code_a_library_evaluates_when_it_reaches_fram
     nested = run_refused(shell, "library_eval('[t.tb_frame for t in x]', x=[])")
     assert "tb_frame" in str(nested)
     assert run_ok(shell, "library_eval('a + 1', a=1)") == 2
+
+
+def test_uuid_works_and_its_program_fallback_starts_nothing(
+    shell: InteractiveShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``uuid.getnode`` falls back to running ``ip``/``ifconfig`` when libuuid gives no node.
+
+    The route is made live on purpose: libuuid is switched off and an ``ip`` that leaves a marker
+    is put first on PATH. Outside a cell that ``ip`` runs (so the route is real); from a cell
+    the audit hook refuses the start, uuid swallows the refusal and hands out a random node
+    (multicast bit set), and the marker never appears.
+    """
+    import uuid
+
+    marker = tmp_path / "ip-ran"
+    fake_ip = tmp_path / "ip"
+    fake_ip.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    fake_ip.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setattr(uuid, "_generate_time_safe", None)
+    monkeypatch.setattr(uuid, "_node", None)
+    uuid._get_command_stdout("ip", "link")
+    assert marker.exists(), "the fallback route must be live for this test to mean anything"
+    marker.unlink()
+    node = run_ok(shell, "import uuid\nuuid.getnode()")
+    assert not marker.exists(), "uuid.getnode started a program from a cell"
+    assert node & (1 << 40), f"expected a random (multicast) node, got {node:#x}"
+    text = run_ok(shell, "from uuid import uuid4, uuid5, NAMESPACE_URL\nstr(uuid4())[8], uuid5(NAMESPACE_URL, 'a').hex")
+    assert text == ("-", uuid.uuid5(uuid.NAMESPACE_URL, "a").hex)
+    assert not marker.exists()
 
 
 def test_library_code_that_compiles_its_own_source_still_runs(shell: InteractiveShell) -> None:

@@ -92,3 +92,34 @@ def test_draw_callback_after_the_cell_runs_under_the_audit_hook(target: Target) 
     result = target.run(code, timeout=BUSY_S)
     assert_contained(result, r"BLOCKED .*denied-path")
     assert result.artifacts, "the open figure is still captured: " + message(result)
+
+
+UUID_REACHES = {
+    "module_sys": ("import uuid\nuuid.sys.modules", r"denied-module"),
+    "module_platform": ("import uuid\nuuid.platform.popen", r"denied-module"),
+    "module_os_system": ("import uuid\nuuid.os.system('echo ESCAPED')", r"denied-os-function"),
+    "command_helper_by_getattr": (
+        "import uuid\ngetattr(uuid, '_get_command_stdout')('sh', '-c', 'echo ESCAPED')",
+        r"no-underscore-attr",
+    ),
+    "native_module_by_getattr": ("import uuid\ngetattr(uuid, '_uuid')", r"no-underscore-attr"),
+    "getnode_globals": ("import uuid\nuuid.getnode.__globals__['subprocess']", r"no-underscore-attr"),
+    "module_write": ("import uuid\nsetattr(uuid, 'getnode', print)", r"no-module-write"),
+}
+
+
+@pytest.mark.parametrize("reach", list(UUID_REACHES))
+def test_uuid_does_not_lead_to_processes_or_the_interpreter(target: Target, reach: str) -> None:
+    """``uuid`` is allowed, but its module values, private helpers and the program-running
+    ``getnode`` fallbacks stay refused (the fallback itself: tests/test_policy.py)."""
+    body, rule = UUID_REACHES[reach]
+    result = target.run(attempt(body))
+    assert_contained(result, rule)
+
+
+def test_uuid_functions_models_call_work(target: Target) -> None:
+    result = target.run(
+        "import uuid\nfrom uuid import uuid4\nnode = uuid.getnode()\n"
+        "print(len(str(uuid4())), uuid.uuid1().version, 0 <= node < 2 ** 48, uuid.uuid3(uuid.NAMESPACE_DNS, 'a').version)"
+    )
+    assert result.status == "ok" and result.stdout == "36 1 True 3\n", message(result)
