@@ -119,7 +119,7 @@ def test_uuid_does_not_lead_to_processes_or_the_interpreter(target: Target, reac
 
 def test_uuid_functions_models_call_work(target: Target) -> None:
     result = target.run(
-        "import uuid\nfrom uuid import uuid4\nnode = uuid.getnode()\n"
-        "print(len(str(uuid4())), uuid.uuid1().version, 0 <= node < 2 ** 48, uuid.uuid3(uuid.NAMESPACE_DNS, 'a').version)"
+        "import uuid\nfrom uuid import uuid4\nnode = uuid.getnode()\nnamed = uuid.uuid3(uuid.NAMESPACE_DNS, 'a')\n"
+        "print(len(str(uuid4())), uuid.uuid1().version, 0 <= node < 2 ** 48, named.version)"
     )
     assert result.status == "ok" and result.stdout == "36 1 True 3\n", message(result)

@@ -115,7 +115,7 @@ def test_literal_parameters_are_json_even_when_python_literals_are_not() -> None
 
 def test_an_error_shown_without_arrows_is_placed_by_its_cell_header() -> None:
     """A policy refusal of an import prints like a syntax error: ``Cell In[1], line 2`` and no ``--->``."""
-    shown = "Traceback (most recent call last):\n\n  Cell In[1], line 2\n    from shutil import copyfile\n\nPolicyViolation"
+    shown = "Traceback (most recent call last):\n\n  Cell In[1], line 2\n    import shutil\n\nPolicyViolation"
     assert error_line(shown) == 2
     assert error_line("  Cell In[3], line 9\n      8 x = 1\n----> 9 y()\n") == 9, "the arrow wins"
 
