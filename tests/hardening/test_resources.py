@@ -13,6 +13,11 @@ import os
 
 from tests.hardening.support import LIMITS, Target, assert_contained, assert_replaced, clear_workspace, message
 
+HARDENING_OPTIONS = {"io": {"enabled": False}}
+"""These cases drive the rich-output path (displayed images kept as outputs, capped and written by the
+host); image capture, on by default, would turn those images into artifacts, whose limits the
+evidence-forgery and self-exclusion cases cover."""
+
 
 def test_cpu_spin_in_c_regex_backtracking(target: Target) -> None:
     target.run("kept = 'still here'")
