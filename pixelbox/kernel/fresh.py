@@ -40,6 +40,7 @@ KERNEL_ARGS = (
     "--InteractiveShell.colors=nocolor",
     "--InteractiveShell.xmode=Plain",
     "--HistoryManager.enabled=False",
+    "--IPKernelApp.ignore_cwd=True",
     "--Session.packer=pixelbox.kernel.channel.pack_message",
 )
 """ipykernel's options for every kernel (the connection file comes first, per sandbox)."""
@@ -168,6 +169,15 @@ def write_ready(ipc_dir: Path, problems: list[str]) -> None:
     tmp.replace(ipc_dir / READY_FILE)
 
 
+def without_workspace_imports() -> None:
+    """Drop the current directory from ``sys.path`` (``''`` of ``python -c``, the start directory of
+    ``python -m``): a module a cell writes into the workspace must never be imported as library code,
+    which runs with the real builtins (``skimage.py`` before ``import skimage``). Called before the
+    kernel moves into its workspace; ipykernel is told not to add it back (``ignore_cwd``)."""
+    here = os.getcwd()
+    sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", here)]
+
+
 def serve(ipc_dir: Path, env: Mapping[str, str] | None = None) -> NoReturn:
     """Phase two: become the kernel of the sandbox whose IPC directory is ``ipc_dir``, and serve.
 
@@ -180,6 +190,7 @@ def serve(ipc_dir: Path, env: Mapping[str, str] | None = None) -> NoReturn:
     from pixelbox.contract.wire import CONFIG_FILE, CONNECTION_FILE
     from pixelbox.kernel.plugins import install_plugins
 
+    without_workspace_imports()
     if env is not None:
         adopt_environment(env)
     reseed()
@@ -187,9 +198,9 @@ def serve(ipc_dir: Path, env: Mapping[str, str] | None = None) -> NoReturn:
     os.chdir(config.workspace)
     without_debugger()
 
-    from ipykernel.kernelapp import IPKernelApp
+    from pixelbox.kernel.kernelapp import SandboxKernelApp
 
-    app = IPKernelApp.instance()
+    app = SandboxKernelApp.instance()
     app.initialize(["-f", str(ipc_dir / CONNECTION_FILE), *KERNEL_ARGS])
     problems = install_plugins(app.shell, config)
     write_ready(ipc_dir, problems)

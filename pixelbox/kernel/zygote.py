@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from pixelbox.contract.confine import receive_request
-from pixelbox.kernel.fresh import preload, serve
+from pixelbox.kernel.fresh import preload, serve, without_workspace_imports
 
 CHILD_FAILED = 70
 """Exit code of a forked child that could not become a kernel (the reason is in its log)."""
@@ -174,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--socket", required=True, type=Path)
     parser.add_argument("--room", default="", help="padding: room for the forked kernels' command lines")
     args = parser.parse_args(argv)
+    without_workspace_imports()  # its own directory: kernels forked from it must not import from there
     missing = preload()
     gc.collect()
     gc.freeze()  # what the preload made is never traversed again: kernels do not copy its pages for the collector

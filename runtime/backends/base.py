@@ -4,6 +4,7 @@ after processes that died with kernels running."""
 from __future__ import annotations
 
 import signal
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,19 @@ from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, Owner
 
 KERNEL_COMMAND = ("-m", "pixelbox.kernel", "--ipc-dir")
+"""A cold kernel's command after the interpreter. ``python -m`` puts its start directory first on
+``sys.path`` before importing ``pixelbox``, so a kernel never starts in a directory it can write
+(its workspace): the local backend starts it in the sandbox's root (0711, the host's), the kernel
+image's interpreter gets ``-P`` (:data:`SAFE_PATH`); the kernel moves into its workspace itself."""
+
+SAFE_PATH = "-P"
+"""Python 3.11's "no unsafe path first on sys.path" flag (the kernel image's interpreter is 3.11)."""
+
+
+def safe_path_flags(python: str) -> tuple[str, ...]:
+    """``(SAFE_PATH,)`` when ``python`` is known to take it: this interpreter, from 3.11 on."""
+    return (SAFE_PATH,) if python == sys.executable and sys.version_info >= (3, 11) else ()
+
 
 Owned = Callable[[Owner], bool]
 """Whether resources of the owner (pid and start time) given as the argument are to be removed."""

@@ -20,6 +20,7 @@ from typing import Any
 from pixelbox.runtime.backends import restore
 from pixelbox.runtime.backends.base import (
     KERNEL_COMMAND,
+    SAFE_PATH,
     Backend,
     CleanupReport,
     KernelHandle,
@@ -304,7 +305,7 @@ class DockerBackend(Backend):
         owner = this_owner()
         return self.client.containers.run(
             self.image,
-            command=["python", *KERNEL_COMMAND, IPC_MOUNT],
+            command=["python", SAFE_PATH, *KERNEL_COMMAND, IPC_MOUNT],
             name=f"pixelbox-{suffix}",
             detach=True,
             init=True,

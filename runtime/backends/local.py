@@ -31,6 +31,7 @@ from pixelbox.runtime.backends.base import (
     KernelPaths,
     Owned,
     describe_exit,
+    safe_path_flags,
 )
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.backends.zygote import ZYGOTE_MODULE, ForkedProcess, Zygote, ZygoteUnavailable, zygote_for
@@ -222,11 +223,11 @@ class LocalBackend(Backend):
     def start(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> LocalHandle:
         self._check_reachable(uid)
         cgroup, applied = _make_cgroup(layout, options)
-        command = [self.python, *KERNEL_COMMAND, str(layout.ipc)]
+        command = [self.python, *safe_path_flags(self.python), *KERNEL_COMMAND, str(layout.ipc)]
         with os.fdopen(layout.open_kernel_log(), "ab") as log:
             proc = subprocess.Popen(
                 command,
-                cwd=layout.work,
+                cwd=layout.root,  # not the workspace: python -m imports from its start directory first
                 env=self.environment(layout, options),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

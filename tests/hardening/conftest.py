@@ -30,7 +30,12 @@ from tests.conftest import require_backend
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, Target, assert_usable
 
 DEFAULT_BACKENDS = ("local", "runc", "runsc")
-OPTIONS: dict[str, dict[str, Any]] = {"local-os": {"backend": "local", "policy": False}}
+OPTIONS: dict[str, dict[str, Any]] = {
+    "local-os": {"backend": "local", "policy": False},
+    "local-cold": {"backend": "local", "fast_start": False},
+}
+"""Hardening backends that are the local backend with other options: policy off, or cold kernels only
+(every start and restart a new interpreter, as when the fork server is unavailable)."""
 SECRET_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY")
 RESULTS: dict[str, str] = {}
 
@@ -67,7 +72,8 @@ def shared(request: pytest.FixtureRequest, input_image: Path) -> Iterator[tuple[
             env.setenv(var, HOST_SECRET)
         sb = Sandbox(inputs=[input_image], **options)
         try:
-            if options["backend"] == "local" or restore_requested(options):  # the cases hold for fast kernels too
+            fast_local = options["backend"] == "local" and options.get("fast_start", True)
+            if fast_local or restore_requested(options):  # the cases hold for fast kernels too
                 assert sb.start_path == "fast", sb.info.kernel
             yield name, sb
         finally:
