@@ -217,7 +217,8 @@ class KernelChannel:
         shell socket. The kernel handles shell requests one after the other and publishes on one
         iopub socket in order, so the marker's own ``idle`` arrives after everything the execute
         request published: that, not any ``idle`` a cell could publish itself, ends collection.
-        The marker's id is random and made by the host after the cell was sent.
+        The marker's id is random and made by the host after the cell was sent: not jupyter_client's
+        ``SESSION_PID_N`` numbering, from which a kernel holding its parent's id would guess it.
         """
         content = {
             "code": code,
@@ -230,6 +231,7 @@ class KernelChannel:
         msg = self.client.session.msg("execute_request", content, metadata=metadata or {})
         self.client.shell_channel.send(msg)
         marker = self.client.session.msg("comm_info_request", {})
+        marker["header"]["msg_id"] = marker["msg_id"] = secrets.token_hex(16)  # not the session's numbering
         self.client.shell_channel.send(marker)
         msg_id = str(msg["header"]["msg_id"])
         self._markers = {msg_id: str(marker["header"]["msg_id"])}
