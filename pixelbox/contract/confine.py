@@ -6,7 +6,8 @@ right after the fork, before it reads its configuration. Both therefore get the 
 the same order, from the same code:
 
 1. join the kernel's control groups (root is needed to write ``cgroup.procs``);
-2. as root: a private network namespace (only a downed loopback) and a private mount namespace
+2. as root: a private network namespace (only a downed loopback), a private IPC namespace (no
+   System V segment or queue of another kernel, none outliving this one) and a private mount namespace
    whose ``/dev/shm`` and ``/tmp`` are fresh size-capped tmpfs (the host's are world-writable,
    outside every cap, what a kernel leaves there would outlive it, and every kernel would see the
    names of every other's files); the sandbox's own directory under ``/tmp`` is bound back in;
@@ -34,6 +35,9 @@ from dataclasses import dataclass
 from typing import Any
 
 CLONE_NEWNET = 0x40000000
+CLONE_NEWIPC = 0x08000000
+"""A kernel's own System V IPC and POSIX message queues: a 0666 segment would reach every other kernel
+(any uid) and outlive its maker."""
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x1000, 0x4000, 0x40000
 SHM = "/dev/shm"
@@ -71,7 +75,8 @@ class Confinement:
             with contextlib.suppress(OSError), open(procs, "w") as handle:
                 handle.write(str(os.getpid()))
         if self.uid is not None:
-            _unshare(CLONE_NEWNET)
+            if _unshare(CLONE_NEWNET | CLONE_NEWIPC) != 0:
+                raise OSError(ctypes.get_errno(), "the kernel's network and IPC namespaces could not be made")
             private_shm(f"size={self.shm_size},mode=1777".encode())
             private_tmp(f"size={self.shm_size},mode=1777".encode(), self.keep)
         for which, value in self.rlimits:
