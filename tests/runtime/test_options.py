@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pixelbox.runtime import OptionsError, Sandbox, SandboxOptions
@@ -116,3 +118,13 @@ def test_a_local_sandbox_imports_sympy_only_when_allowed(allowed: tuple[str, ...
         assert result.status == "ok" and result.stdout.strip() == "1024"
     else:
         assert result.status == "error" and result.error is not None and "sympy" in result.error.evalue
+
+
+def test_image_capture_is_on_unless_turned_off_and_artifacts_dir_is_a_path(tmp_path: Path) -> None:
+    assert SandboxOptions().io_enabled and SandboxOptions(io={"profile": "generic"}).io_enabled
+    assert not SandboxOptions(io={"enabled": False}).io_enabled
+    with pytest.raises(OptionsError, match="True or False"):
+        SandboxOptions(io={"enabled": "yes"})
+    assert SandboxOptions(artifacts_dir=tmp_path).artifacts_dir == str(tmp_path)
+    with pytest.raises(OptionsError, match="directory path"):
+        SandboxOptions(artifacts_dir=3)  # type: ignore[arg-type]
