@@ -14,6 +14,8 @@ See docs/tracer-threat-model.md.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hardening.support import BUSY_S, Target, assert_contained, attempt, clear_workspace, message
 
 HARDENING_BACKENDS = ("local", "local-os", "runc", "runsc")
@@ -198,12 +200,22 @@ def test_artifact_rewritten_in_its_own_cell_is_flagged(target: Target) -> None:
     clear_workspace(target)
 
 
+FAKE_IDLE_OWN = """
+k.session.send(k.iopub_socket, 'status', {'execution_state': 'idle'}, parent=k.get_parent(),
+               ident=b'kernel.fake.status')
+"""
+FAKE_IDLE_GUESSED = """
+stem, number = k.get_parent()['header']['msg_id'].rsplit('_', 1)
+for guess in range(int(number) + 1, int(number) + 4):  # jupyter_client numbers a session's messages
+    k.session.send(k.iopub_socket, 'status', {'execution_state': 'idle'}, parent={'msg_id': f'{stem}_{guess}'},
+                   ident=b'kernel.fake.status')
+"""
+"""An ``idle`` for the host's end-of-request marker, its id guessed from the cell's own request id."""
 FAKE_IDLE = """
 import time
 from PIL import Image
 k = get_ipython().kernel
-k.session.send(k.iopub_socket, 'status', {'execution_state': 'idle'}, parent=k.get_parent(),
-               ident=b'kernel.fake.status')
+{fake}
 time.sleep(1.0)
 print('after the fake idle')
 Image.new('RGB', (12, 12), 'red').save('late.png')
@@ -211,10 +223,11 @@ x = Image.new('RGB', (20, 20)).rotate(90)
 """
 
 
-def test_a_faked_idle_does_not_end_collection(target: Target) -> None:
-    """The cell publishes an ``idle`` with its own request as parent, then goes on: its later
-    output, artifact and events still belong to it, and the next cell gets only its own."""
-    result = target.run(attempt(FAKE_IDLE), timeout=BUSY_S)
+@pytest.mark.parametrize("fake", [FAKE_IDLE_OWN, FAKE_IDLE_GUESSED], ids=["own_request", "guessed_marker"])
+def test_a_faked_idle_does_not_end_collection(target: Target, fake: str) -> None:
+    """The cell publishes an ``idle`` with its own request (or the marker it guesses) as parent, then
+    goes on: its later output, artifact and events still belong to it, and the next cell gets only its own."""
+    result = target.run(attempt(FAKE_IDLE.format(fake=fake.strip("\n"))), timeout=BUSY_S)
     if target.policy:
         assert_contained(result, r"BLOCKED|PolicyViolation|denied")
         return
