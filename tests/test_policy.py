@@ -563,6 +563,8 @@ def test_audit_hook_refuses_string_code_a_library_evaluates_when_it_reaches_fram
     assert "policy rule: no-frame-access" in str(error) and "gi_frame" in str(error)
     nested = run_refused(shell, "library_eval('[t.tb_frame for t in x]', x=[])")
     assert "tb_frame" in str(nested)
+    spelled = run_refused(shell, "library_eval('getattr(g, name)', g=1, name='gi_' + 'frame')")
+    assert "getattr" in str(spelled)
     assert run_ok(shell, "library_eval('a + 1', a=1)") == 2
 
 

@@ -62,8 +62,24 @@ DESTRUCTIVE_EVENTS = frozenset(
         "shutil.rmtree",
     }
 )
-FRAME_ATTRIBUTES = frozenset(INSPECT_ATTRIBUTES)
-"""Attributes of frames, code objects, generators and tracebacks (RestrictedPython's list)."""
+FRAME_ATTRIBUTES = frozenset(INSPECT_ATTRIBUTES) | {
+    "getattr",
+    "vars",
+    "globals",
+    "locals",
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "__builtins__",
+    "__globals__",
+    "__subclasses__",
+    "__code__",
+    "__closure__",
+}
+"""Names string-compiled library code may not use: attributes of frames, code objects, generators and
+tracebacks (RestrictedPython's list), and the builtins and attributes that reach them by another
+spelling (``getattr(g, 'gi_' + 'frame')``). ``namedtuple`` and ``dataclasses`` use none of them."""
 PSEUDO_FS = ("/proc", "/sys", "/dev")
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
 
