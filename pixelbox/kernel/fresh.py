@@ -33,6 +33,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import NoReturn
 
 KERNEL_ARGS = (
@@ -142,12 +143,22 @@ def reseed() -> None:
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed()
-    cv2 = sys.modules.get("cv2")
-    if cv2 is not None and hasattr(cv2, "setRNGSeed"):
-        cv2.setRNGSeed(int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF)
+    from pixelbox.kernel.patching import Patcher
+
+    Patcher().when_imported("cv2", _seed_opencv)
     process = sys.modules.get("multiprocessing.process")
     if process is not None:  # imported later, it draws a fresh key itself
         process.current_process().authkey = os.urandom(32)
+
+
+def _seed_opencv(cv2: ModuleType) -> None:
+    """Seed OpenCV's ``theRNG`` from the OS, now or when a cell first imports it.
+
+    OpenCV seeds it with a constant on import, so without this two cold kernels draw the same
+    numbers; a forked or restored kernel has it loaded already and is seeded at once.
+    """
+    if hasattr(cv2, "setRNGSeed"):
+        cv2.setRNGSeed(int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF)
 
 
 def write_ready(ipc_dir: Path, problems: list[str]) -> None:
