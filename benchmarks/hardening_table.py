@@ -18,20 +18,24 @@ CATEGORIES = {
     "test_egress.py": "egress",
     "test_host_access.py": "host access",
     "test_neighbours.py": "host access",
+    "test_ipc_neighbours.py": "host access",
     "test_resources.py": "resources",
     "test_kernel_faults.py": "kernel faults",
     "test_policy_escapes.py": "policy escapes",
     "test_policy_reach.py": "policy escapes",
     "test_tracer_tamper.py": "tracer tampering",
     "test_evidence_forgery.py": "evidence forgery",
+    "test_forged_marker.py": "evidence forgery",
     "test_self_exclusion.py": "self-exclusion from the score",
     "test_host_trust.py": "host trust",
+    "test_planted_code.py": "host trust",
     "test_lifecycle_faults.py": "lifecycle / cleanup",
     "test_harness_faults.py": "harness faults",
 }
 """Module -> category, in the table's order (a module not listed is its own category)."""
 
-BACKENDS = ("local", "local-os", "runc", "runsc")
+BACKENDS = ("local", "local-os", "local-cold", "runc", "runsc")
+"""local-cold: the local backend started cold (no zygote fork), where a case checks both paths."""
 COLUMNS = (
     "category",
     "distinct cases",
