@@ -16,8 +16,18 @@ from pixelbox.runtime.cleanup import remove_leftovers_of
 from tests.harness.episodes import task_image
 
 TASKS = 6
-SLOW_TURN = "<code>\nimport time, os\nfrom PIL import Image\ntime.sleep(1.5)\n"
-SLOW_TURN += "Image.open(os.environ['ORIGINAL_IMAGE_PATH']).crop((240, 60, 360, 140)).save('box.png')\n</code>"
+FAST_TASKS = 2
+"""The first tasks end in seconds; the rest take LATE_S, so a run is reliably caught mid-way once
+the first tasks have finished, however fast fresh sandboxes start and however busy the machine."""
+LATE_S = 10
+
+
+def slow_turn(seconds: float) -> str:
+    """A code turn that sleeps, then crops and saves (so every episode has an artifact)."""
+    return (
+        f"<code>\nimport time, os\nfrom PIL import Image\ntime.sleep({seconds})\n"
+        "Image.open(os.environ['ORIGINAL_IMAGE_PATH']).crop((240, 60, 360, 140)).save('box.png')\n</code>"
+    )
 
 
 def write_run_inputs(root: Path) -> tuple[Path, Path]:
@@ -31,7 +41,7 @@ def write_run_inputs(root: Path) -> tuple[Path, Path]:
         lines.append(
             json.dumps({"id": task_id, "prompt": "Colour?", "images": [f"images/{task_id}.png"], "answer": "red"})
         )
-        turns = [SLOW_TURN, f"<answer>red {k}</answer>"]
+        turns = [slow_turn(1.5 if k < FAST_TASKS else LATE_S), f"<answer>red {k}</answer>"]
         (recordings / f"{task_id}.json").write_text(json.dumps(turns))
     tasks.write_text("\n".join(lines) + "\n")
     return tasks, recordings
