@@ -507,6 +507,9 @@ def leftovers() -> dict[str, Any]:
     Containers are matched on the owner-pid label, so sandboxes of other processes sharing the
     engine (a test run, another benchmark) are not mistaken for leaks.
     """
+    from pixelbox.runtime.backends import zygote
+
+    zygote.stop_all()  # the local fork server lives until exit by design; what remains after it is a leak
     found: dict[str, Any] = {"containers": [], "children": [], "workspaces": []}
     try:
         from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL
