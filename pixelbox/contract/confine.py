@@ -10,7 +10,9 @@ the same order, from the same code:
    System V segment or queue of another kernel, none outliving this one) and a private mount namespace
    whose ``/dev/shm`` and ``/tmp`` are fresh size-capped tmpfs (the host's are world-writable,
    outside every cap, what a kernel leaves there would outlive it, and every kernel would see the
-   names of every other's files); the sandbox's own directory under ``/tmp`` is bound back in;
+   names of every other's files); the sandbox's own directory under ``/tmp`` is bound back in, and
+   so are, read-only, the few host directories under ``/tmp`` the kernel's interpreter runs from
+   (a checkout or virtualenv there: CI may check out anywhere), nothing else of the host's ``/tmp``;
 3. rlimits (processes, file size, descriptors, no core files; address space only when no memory
    cgroup holds the limit);
 4. drop to the kernel's own uid and gid (no supplementary groups), which also drops every
@@ -39,7 +41,8 @@ CLONE_NEWIPC = 0x08000000
 """A kernel's own System V IPC and POSIX message queues: a 0666 segment would reach every other kernel
 (any uid) and outlive its maker."""
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x1000, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 SHM = "/dev/shm"
 TMP = "/tmp"
 PR_SET_DUMPABLE = 4
@@ -60,7 +63,9 @@ class Confinement:
     ``uid`` is None when the host is not root (the kernel keeps the host's uid, network and
     ``/dev/shm``); ``rlimits`` are ``(resource.RLIMIT_*, value)`` pairs; ``shm_size`` is the
     byte cap of the private ``/dev/shm`` and ``/tmp``; ``keep`` is the sandbox's directory, which
-    stays visible at its path when it lies in ``/tmp``.
+    stays visible at its path when it lies in ``/tmp``; ``shared`` are host directories the kernel
+    runs from (interpreter prefix, virtualenv, the pixelbox package), which stay visible, read-only,
+    at their paths when they lie in ``/tmp`` (the host chooses them, never the kernel).
     """
 
     procs_files: tuple[str, ...]
@@ -68,6 +73,7 @@ class Confinement:
     rlimits: tuple[tuple[int, int], ...]
     shm_size: int
     keep: str | None = None
+    shared: tuple[str, ...] = ()
 
     def apply(self) -> None:
         """Confine the calling process (single-threaded: after fork); raises ``OSError`` on failure."""
@@ -78,7 +84,7 @@ class Confinement:
             if _unshare(CLONE_NEWNET | CLONE_NEWIPC) != 0:
                 raise OSError(ctypes.get_errno(), "the kernel's network and IPC namespaces could not be made")
             private_shm(f"size={self.shm_size},mode=1777".encode())
-            private_tmp(f"size={self.shm_size},mode=1777".encode(), self.keep)
+            private_tmp(f"size={self.shm_size},mode=1777".encode(), self.keep, self.shared)
         for which, value in self.rlimits:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))
@@ -98,6 +104,7 @@ class Confinement:
             "rlimits": [list(pair) for pair in self.rlimits],
             "shm_size": self.shm_size,
             "keep": self.keep,
+            "shared": list(self.shared),
         }
 
     @classmethod
@@ -111,6 +118,7 @@ class Confinement:
                 rlimits=tuple((int(which), int(value)) for which, value in data["rlimits"]),
                 shm_size=int(data["shm_size"]),
                 keep=None if data.get("keep") is None else str(data["keep"]),
+                shared=tuple(str(path) for path in data.get("shared", ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed confinement: {exc}") from None
@@ -132,21 +140,65 @@ def private_shm(shm_options: bytes) -> None:
         raise OSError(ctypes.get_errno(), f"a private {SHM} could not be mounted for the kernel")
 
 
-def private_tmp(tmpfs_options: bytes, keep: str | None) -> None:
+def private_tmp(tmpfs_options: bytes, keep: str | None, shared: tuple[str, ...] = ()) -> None:
     """Cover ``/tmp`` with a fresh capped tmpfs (in the mount namespace :func:`private_shm` made),
-    binding ``keep`` (the sandbox's own directory, when it lies in ``/tmp``) back at its path."""
+    binding ``keep`` (the sandbox's own directory, when it lies in ``/tmp``) back at its path, and
+    each of ``shared`` that lies in ``/tmp`` back at its path read-only.
+
+    Every directory is opened before the tmpfs hides it, and bound from that descriptor after.
+    A ``shared`` directory that does not exist is left out (the kernel then fails as it would
+    without the bind, saying which module or file it misses).
+    """
     kept = keep if keep is not None and os.path.dirname(keep.rstrip("/")) == TMP else None
-    fd = os.open(kept, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) if kept else -1
+    binds = ([(kept, False)] if kept else []) + [(path, True) for path in under_tmp(shared)]
+    fds: list[tuple[str, bool, int]] = []
     try:
+        for path, read_only in binds:
+            try:
+                fds.append((path, read_only, os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)))
+            except OSError:
+                if not read_only:
+                    raise
         if _mount(b"tmpfs", TMP.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options) != 0:
             raise OSError(ctypes.get_errno(), f"a private {TMP} could not be mounted for the kernel")
-        if kept:
-            os.mkdir(kept, 0o711)
-            if _mount(f"/proc/self/fd/{fd}".encode(), kept.encode(), None, MS_BIND | MS_REC, None) != 0:
-                raise OSError(ctypes.get_errno(), f"the sandbox directory could not be bound into the private {TMP}")
+        for path, read_only, fd in fds:
+            _bind(fd, path, read_only)
     finally:
-        if fd >= 0:
+        for _, _, fd in fds:
             os.close(fd)
+
+
+def under_tmp(paths: tuple[str, ...]) -> list[str]:
+    """The absolute, normalised ``paths`` strictly inside ``/tmp``, without any that lies in another."""
+    inside = sorted({os.path.normpath(p) for p in paths if os.path.isabs(p)})
+    inside = [p for p in inside if p.startswith(TMP + "/")]
+    return [p for p in inside if not any(p.startswith(other + "/") for other in inside)]
+
+
+def _bind(fd: int, path: str, read_only: bool) -> None:
+    """Bind the directory open at ``fd`` at ``path`` in the private ``/tmp`` (made there first):
+    the sandbox's own directory with its submounts, a shared one alone and read-only."""
+    if read_only:
+        _make_dirs(path)
+    else:
+        os.mkdir(path, 0o711)
+    source = f"/proc/self/fd/{fd}".encode()
+    if _mount(source, path.encode(), None, MS_BIND if read_only else MS_BIND | MS_REC, None) != 0:
+        raise OSError(ctypes.get_errno(), f"{path} could not be bound into the private {TMP}")
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+    if read_only and _mount(None, path.encode(), None, flags, None) != 0:
+        raise OSError(ctypes.get_errno(), f"{path} could not be made read-only in the private {TMP}")
+
+
+def _make_dirs(path: str) -> None:
+    """Make ``path`` and its missing parents in the private ``/tmp``, each 0755 (root's: the kernel
+    reaches what is bound there and writes nothing beside it)."""
+    current = TMP
+    for part in os.path.relpath(path, TMP).split("/"):
+        current = f"{current}/{part}"
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(current)
+            os.chmod(current, 0o755)
 
 
 HEADER = struct.Struct("!I")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 
-KERNEL_PROTOCOL = 8
+KERNEL_PROTOCOL = 9
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
 
 CONNECTION_FILE = "kernel.json"

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from pixelbox.runtime.backends.base import (
     safe_path_flags,
 )
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
+from pixelbox.runtime.backends.host_dirs import kernel_dirs
 from pixelbox.runtime.backends.zygote import ZYGOTE_MODULE, ForkedProcess, Zygote, ZygoteUnavailable, zygote_for
 from pixelbox.runtime.commands import Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
@@ -224,19 +226,32 @@ class LocalBackend(Backend):
         self._check_reachable(uid)
         cgroup, applied = _make_cgroup(layout, options)
         command = [self.python, *safe_path_flags(self.python), *KERNEL_COMMAND, str(layout.ipc)]
-        with os.fdopen(layout.open_kernel_log(), "ab") as log:
-            proc = subprocess.Popen(
-                command,
-                cwd=layout.root,  # not the workspace: python -m imports from its start directory first
-                env=self.environment(layout, options),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                start_new_session=True,
-                close_fds=True,
-                preexec_fn=confinement(layout, options, uid, cgroup, memory_by_cgroup=_limits_memory(applied)).apply,
-            )
+        try:
+            with os.fdopen(layout.open_kernel_log(), "ab") as log:
+                proc = subprocess.Popen(
+                    command,
+                    cwd=layout.root,  # not the workspace: python -m imports from its start directory first
+                    env=self.environment(layout, options),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    start_new_session=True,
+                    close_fds=True,
+                    preexec_fn=self.confinement(layout, options, uid, cgroup, applied).apply,
+                )
+        except BaseException:  # no kernel (its interpreter is missing, a wall failed): no cgroup left either
+            if cgroup is not None:
+                cgroup.remove()
+            raise
         return LocalHandle(proc, uid, cgroup, applied, int(options.memory))
+
+    def confinement(
+        self, layout: Layout, options: SandboxOptions, uid: int | None, cgroup: KernelCgroup | None, applied: list[str]
+    ) -> Confinement:
+        """The walls of a kernel (or command) of this backend: :func:`confinement`, with the host
+        directories its interpreter runs from shown read-only in its private ``/tmp``."""
+        walls = confinement(layout, options, uid, cgroup, memory_by_cgroup=_limits_memory(applied))
+        return replace(walls, shared=kernel_dirs(self.python))
 
     def _zygote(self, options: SandboxOptions) -> Zygote | None:
         """The zygote whose imports fit ``options`` (BLAS and OpenMP read their thread count at import)."""
@@ -271,7 +286,7 @@ class LocalBackend(Backend):
         if zygote is None or not zygote.usable(options.start_timeout):
             return None
         cgroup, applied = _make_cgroup(layout, options)
-        limits = confinement(layout, options, uid, cgroup, memory_by_cgroup=_limits_memory(applied))
+        limits = self.confinement(layout, options, uid, cgroup, applied)
         argv = (self.python, *KERNEL_COMMAND, str(layout.ipc))
         request = ForkRequest(str(layout.ipc), str(layout.work), self.environment(layout, options), argv, limits)
         try:
@@ -286,7 +301,7 @@ class LocalBackend(Backend):
     def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
         """A child process made like the kernel: its uid, cgroup, rlimits, network and /dev/shm isolation."""
         assert isinstance(handle, LocalHandle)
-        walls = confinement(layout, options, handle.uid, handle.cgroup, memory_by_cgroup=_limits_memory(handle.limits))
+        walls = self.confinement(layout, options, handle.uid, handle.cgroup, handle.limits)
         environment = {**self.environment(layout, options), **spec.env}
 
         def popen() -> subprocess.Popen[bytes]:
