@@ -17,7 +17,7 @@ import time
 import uuid
 from typing import Any
 
-from pixelbox.runtime.backends import restore
+from pixelbox.runtime.backends import criu, restore
 from pixelbox.runtime.backends.base import (
     KERNEL_COMMAND,
     SAFE_PATH,
@@ -187,6 +187,7 @@ class DockerBackend(Backend):
         """Remove pixelbox containers whose owner pid ``owned`` accepts (an engine that is down is reported),
         and what the runsc restore path ran for them."""
         restore.remove_orphans(owned, report)
+        criu.remove_orphans(owned, report)
         try:
             client = docker_client()
         except BackendUnavailable as exc:
@@ -203,7 +204,7 @@ class DockerBackend(Backend):
     @classmethod
     def leftovers_of(cls, pid: int, start: int | None) -> dict[str, list[str]]:
         """Containers of ``pid``'s sandboxes still known to the engine or to runsc's restore path."""
-        restored = restore.leftovers_of(pid, start)
+        restored = restore.leftovers_of(pid, start) + criu.leftovers_of(pid, start)
         try:
             client = docker_client()
         except BackendUnavailable:
@@ -335,13 +336,14 @@ class DockerBackend(Backend):
         )
 
     def prepare_fresh(self, options: SandboxOptions) -> None:
-        """Under runsc with ``PIXELBOX_RUNSC_RESTORE=1``: start making the checkpoint template."""
+        """With ``PIXELBOX_RUNSC_RESTORE=1`` (runsc) or ``PIXELBOX_RUNC_RESTORE=1`` (runc): start making
+        the checkpoint template."""
         path = self._restore_path()
         if path is not None:
             path.template(options, self.environment(options.with_(env={})))
 
     def start_fresh(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle | None:
-        """A kernel restored from the runsc checkpoint (opt-in, see :mod:`.restore`); None: start cold."""
+        """A kernel restored from the checkpoint (opt-in, see :mod:`.restore` and :mod:`.criu`); None: start cold."""
         path = self._restore_path()
         if path is None:
             return None
@@ -351,11 +353,14 @@ class DockerBackend(Backend):
         return path.restore(template, layout, options, self.environment(options))
 
     def _restore_path(self) -> restore.RestorePath | None:
-        if self.runtime != "runsc" or not restore.enabled():
+        """The checkpoint/restore path of this runtime when switched on: runsc's own, or runc's with CRIU."""
+        runsc = self.runtime == "runsc"
+        if not (restore.enabled() if runsc else self.runtime == "runc" and criu.enabled()):
             return None
         if self._restore is None:
             mounts = restore.Mounts(IPC_MOUNT, WORK_MOUNT, INPUTS_MOUNT)
-            self._restore = restore.RestorePath(self.client, self.image, self.image_id, mounts, RUNSC_PIDS_HEADROOM)
+            path = restore.RestorePath if runsc else criu.RuncRestorePath
+            self._restore = path(self.client, self.image, self.image_id, mounts, RUNSC_PIDS_HEADROOM if runsc else 0)
         return self._restore
 
     def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
@@ -365,10 +370,10 @@ class DockerBackend(Backend):
         command as for the kernel. ``timeout`` stops it at the deadline (TERM, then KILL a second
         later); the host stops reading shortly after that whatever happens in the container.
         """
-        if not isinstance(handle, DockerHandle):  # restored from a runsc checkpoint: no Docker container
+        if not isinstance(handle, DockerHandle):  # restored from a checkpoint: no Docker container
             raise BackendUnavailable(
-                "run_command needs a Docker container; this kernel was restored from a runsc checkpoint "
-                "(PIXELBOX_RUNSC_RESTORE=1), which runs outside Docker"
+                "run_command needs a Docker container; this kernel was restored from a checkpoint "
+                "(PIXELBOX_RUNSC_RESTORE=1 or PIXELBOX_RUNC_RESTORE=1), which runs outside Docker"
             )
         api = self.client.api
         argv = ["timeout", "--kill-after=1", f"{spec.timeout:g}", *spec.argv]
@@ -397,6 +402,8 @@ class DockerBackend(Backend):
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
         if isinstance(handle, restore.RestoredHandle):
             return restore.facts(handle, ready, options, options.pids + RUNSC_PIDS_HEADROOM)
+        if isinstance(handle, criu.RuncRestoredHandle):
+            return criu.facts(handle, ready, options)
         assert isinstance(handle, DockerHandle)
         host = handle.container.attrs.get("HostConfig", {})
         interfaces = ready.get("interfaces") or []

@@ -54,6 +54,7 @@ bind mounts allowed (the kernel's ZMQ sockets in its IPC directory)."""
 ENV_FILE = "env.json"
 PARKED_FILE = "parked"
 TINI = "/usr/bin/docker-init"
+TINI_TARGET = os.path.realpath(TINI)
 """Docker's init (tini), bind-mounted as PID 1 like ``docker run --init``: it reaps zombies and
 forwards SIGINT to the kernel."""
 SKIPPED_IMPORTS = ("scipy.ndimage", "matplotlib", "matplotlib.pyplot")
@@ -153,7 +154,8 @@ def spec(
             "source": "tmpfs",
             "options": ["rw", "nosuid", "nodev", f"size={tmpfs}", "mode=1777"],
         },
-        {"destination": "/sbin/docker-init", "type": "bind", "source": TINI, "options": ["rbind", "ro"]},
+        # the link's target: CRIU cannot restore a bind mount whose source is a symbolic link
+        {"destination": "/sbin/docker-init", "type": "bind", "source": TINI_TARGET, "options": ["rbind", "ro"]},
     ]
     for destination, (source, writable) in binds.items():
         mounts.append(
@@ -197,10 +199,11 @@ def spec(
     }
 
 
-def template_key(image_id: str, env: dict[str, str], options: SandboxOptions) -> str:
-    """What a checkpoint fixes for every kernel restored from it: the image, the import-time environment
-    (BLAS thread counts), rlimits, the /tmp and memory sizes the guest saw at boot."""
+def template_key(image_id: str, env: dict[str, str], options: SandboxOptions, engine: str = "runsc") -> str:
+    """What a checkpoint fixes for every kernel restored from it: the engine, the image, the import-time
+    environment (BLAS thread counts), rlimits, the /tmp and memory sizes the guest saw at boot."""
     fixed = [
+        engine,
         image_id,
         sorted(env.items()),
         options.max_open_files,
@@ -364,6 +367,8 @@ def wait_parked(ipc: Path, container: str, deadline: float) -> None:
 class RestorePath:
     """The restore fast path of one Docker backend (runtime runsc): templates by key, restores per sandbox."""
 
+    engine = "runsc"
+
     def __init__(self, client: Any, image: str, image_id: str, mounts: Mounts, pids_headroom: int) -> None:
         self.client = client
         self.image = image
@@ -384,7 +389,7 @@ class RestorePath:
     def template(self, options: SandboxOptions, env: dict[str, str]) -> Template:
         """The template for ``options`` (made in the background on first use); ``env`` without the user's."""
         full = {**self.image_env(), **env}
-        key = template_key(self.image_id, full, options)
+        key = template_key(self.image_id, full, options, self.engine)
         with self._lock:
             template = self._templates.get(key)
             if template is None or template.failed():
@@ -397,9 +402,10 @@ class RestorePath:
     def _args(self) -> list[str]:
         return ["/sbin/docker-init", "--", "python", "-c", PARKED_CODE, self.mounts.ipc]
 
-    def _build(self, template: Template, options: SandboxOptions, env: dict[str, str]) -> None:
-        """Export the root file system, run the template to its parked point, checkpoint it."""
-        check_available()
+    def _template_bundle(
+        self, template: Template, options: SandboxOptions, env: dict[str, str]
+    ) -> tuple[dict[str, Path], str, dict[str, Any]]:
+        """The template's directories (fresh), container id and spec (engine-neutral; not yet written)."""
         rootfs = export_rootfs(self.client, self.image, self.image_id)
         shutil.rmtree(template.root, ignore_errors=True)
         template.root.mkdir(parents=True, mode=0o700)
@@ -413,8 +419,14 @@ class RestorePath:
         config = spec(
             rootfs, self._args(), env, binds, options, f"/pixelbox/{container}", options.pids + self.pids_headroom
         )
-        (dirs["bundle"] / "config.json").write_text(json.dumps(config))
         template.rootfs, template.env = rootfs, env
+        return dirs, container, config
+
+    def _build(self, template: Template, options: SandboxOptions, env: dict[str, str]) -> None:
+        """Export the root file system, run the template to its parked point, checkpoint it."""
+        check_available()
+        dirs, container, config = self._template_bundle(template, options, env)
+        (dirs["bundle"] / "config.json").write_text(json.dumps(config))
         try:
             started = runsc("run", "--bundle", str(dirs["bundle"]), "--detach", container, log=template.root / "log")
             if started.returncode != 0:
@@ -427,9 +439,7 @@ class RestorePath:
             runsc("kill", "--all", container, "KILL")
             runsc("delete", "--force", container)
 
-    def restore(
-        self, template: Template, layout: Layout, options: SandboxOptions, env: dict[str, str]
-    ) -> RestoredHandle:
+    def restore(self, template: Template, layout: Layout, options: SandboxOptions, env: dict[str, str]) -> KernelHandle:
         """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` and ``options``' limits."""
         from pixelbox.runtime.errors import KernelStartError
 

@@ -1,10 +1,12 @@
-"""Kernels restored from a runsc checkpoint (``PIXELBOX_RUNSC_RESTORE=1``) are as clean and isolated as cold ones.
+"""Kernels restored from a checkpoint are as clean and isolated as cold ones, on both runtimes:
+runsc's own checkpoint/restore (``PIXELBOX_RUNSC_RESTORE=1``) and runc's with CRIU
+(``PIXELBOX_RUNC_RESTORE=1``).
 
-Real gVisor containers throughout, driven by runsc directly from a checkpoint this process takes
-after the kernel's imports. The probes are the local fast path's (tests/runtime/test_fresh.py):
-what one sandbox did is never visible to the next, every random source differs, the host's
-environment never arrives; and the restored kernel behaves as a container kernel must (interrupt,
-crash reasons, limits, cleanup of everything it ran).
+Real containers throughout (gVisor, or runc with the system's CRIU), driven directly from a
+checkpoint this process takes after the kernel's imports. The probes are the local fast path's
+(tests/runtime/test_fresh.py): what one sandbox did is never visible to the next, every random
+source differs, the host's environment never arrives; and the restored kernel behaves as a
+container kernel must (interrupt, crash reasons, limits, cleanup of everything it ran).
 """
 
 from __future__ import annotations
@@ -16,23 +18,31 @@ from typing import Any
 import pytest
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import restore
+from pixelbox.runtime.backends import criu, restore
 from pixelbox.runtime.errors import BackendUnavailable
 from tests.conftest import require_backend
 from tests.runtime.test_fresh import DIRTY, PROBE, RANDOMS, _clean, _run
 
+PATHS = {"runsc": restore, "runc": criu}
+"""The restore path of each runtime: its switch, its availability check, its containers."""
 
-@pytest.fixture(scope="module")
-def runsc_restore() -> Iterator[dict[str, Any]]:
-    """Options of a runsc sandbox with the restore path switched on for this module."""
-    options = {**require_backend("runsc"), "policy": False, "timeout": 60}
+
+@pytest.fixture(scope="module", params=sorted(PATHS))
+def restored(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """Options of a sandbox on one runtime with its restore path switched on for this module."""
+    path = PATHS[request.param]
+    options = {**require_backend(request.param), "policy": False, "timeout": 60}
     try:
-        restore.check_available()
+        path.check_available()
     except BackendUnavailable as exc:
         pytest.skip(str(exc))
     with pytest.MonkeyPatch.context() as env:
-        env.setenv(restore.ENABLE_VARIABLE, "1")
+        env.setenv(path.ENABLE_VARIABLE, "1")
         yield options
+
+
+def _restored_ids(options: dict[str, Any]) -> list[str]:
+    return PATHS[options["runtime"]].restore_ids()
 
 
 def _fresh(options: dict[str, Any], **extra: Any) -> Sandbox:
@@ -41,47 +51,47 @@ def _fresh(options: dict[str, Any], **extra: Any) -> Sandbox:
     return sb
 
 
-def test_a_restored_kernel_is_a_confined_container(runsc_restore: dict[str, Any]) -> None:
+def test_a_restored_kernel_is_a_confined_container(restored: dict[str, Any]) -> None:
     """The fast path is taken, the kernel runs as uid 1000 with no network interface but loopback,
     and its container is gone from runsc (and its cgroup from the host) once the sandbox closes."""
-    with _fresh(runsc_restore) as sb:
+    with _fresh(restored) as sb:
         info = sb.info
         container = info.isolation["container_id"]
         assert container.startswith(sb.layout.root.name)
-        assert container in restore.restore_ids()
+        assert container in _restored_ids(restored)
         assert info.isolation["network_isolated"] is True
         assert info.kernel["uid"] == 1000
         probe = "import os, socket\nprint(os.getuid(), sorted(n for _, n in socket.if_nameindex()), os.getcwd())"
         assert _run(sb, probe).split(" ", 1)[0] == "1000"
         assert "/workspace" in _run(sb, "import os\nprint(os.getcwd())")
         assert float(sb.kernel_cpu_seconds() or 0) > 0
-    assert container not in restore.restore_ids()
+    assert container not in _restored_ids(restored)
 
 
 def test_nothing_of_one_restored_sandbox_reaches_the_next(
-    runsc_restore: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    restored: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Variables, workspace, /tmp and /dev/shm files, environment and patched modules of A are
     invisible to B (while A runs and after it closed); the host's environment never arrives."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-host-secret-of-the-restore-tests")
-    first = _fresh(runsc_restore, env={"ONLY_A": "sandbox-a-option-secret"})
+    first = _fresh(restored, env={"ONLY_A": "sandbox-a-option-secret"})
     try:
         _run(first, DIRTY)
         assert _run(first, "import os\nprint(os.environ['ONLY_A'])").strip() == "sandbox-a-option-secret"
-        with _fresh(runsc_restore) as during:
+        with _fresh(restored) as during:
             _clean(json.loads(_run(during, PROBE)))
     finally:
         first.close()
-    with _fresh(runsc_restore) as after:
+    with _fresh(restored) as after:
         _clean(json.loads(_run(after, PROBE)))
         assert _run(after, "import os\nprint(os.environ.get('OPENAI_API_KEY'))") == "None\n"
 
 
-def test_random_state_and_keys_differ_between_restored_sandboxes(runsc_restore: dict[str, Any]) -> None:
+def test_random_state_and_keys_differ_between_restored_sandboxes(restored: dict[str, Any]) -> None:
     """Every random source is reseeded after the restore, and each sandbox has its own HMAC key."""
     draws, keys = [], []
     for _ in range(3):
-        with _fresh(runsc_restore) as sb:
+        with _fresh(restored) as sb:
             draws.append(json.loads(_run(sb, RANDOMS)))
             keys.append(sb.connection_info["key"])
     for source in draws[0]:
@@ -90,10 +100,10 @@ def test_random_state_and_keys_differ_between_restored_sandboxes(runsc_restore: 
     assert len(set(keys)) == len(keys)
 
 
-def test_interrupt_and_crash_reasons_of_a_restored_kernel(runsc_restore: dict[str, Any]) -> None:
+def test_interrupt_and_crash_reasons_of_a_restored_kernel(restored: dict[str, Any]) -> None:
     """A runaway cell is interrupted at its deadline (state kept); a kernel that exits or dies of a
     signal is reported as a cold container kernel is, and the next execution gets a fresh one."""
-    with _fresh(runsc_restore) as sb:
+    with _fresh(restored) as sb:
         _run(sb, "kept = 41")
         spin = sb.execute("while True:\n    pass", timeout=3)
         assert spin.status == "timeout", (spin.status, spin.stderr)
@@ -106,8 +116,47 @@ def test_interrupt_and_crash_reasons_of_a_restored_kernel(runsc_restore: dict[st
         assert killed.status == "crashed" and "signal 11" in str(killed.crash_reason), killed.crash_reason
 
 
-def test_memory_limit_holds_in_a_restored_kernel(runsc_restore: dict[str, Any]) -> None:
+def test_memory_limit_holds_in_a_restored_kernel(restored: dict[str, Any]) -> None:
     """The restore bundle's memory limit is in force: a cell that allocates past it does not finish."""
-    with _fresh(runsc_restore, memory="256m") as sb:
+    with _fresh(restored, memory="256m") as sb:
         bomb = sb.execute("b = bytearray(1024 * 1024 * 1024)\nprint('allocated')", timeout=60)
         assert "allocated" not in bomb.stdout, (bomb.status, bomb.crash_reason, bomb.error)
+
+
+CONFINEMENT = r"""
+import ctypes, errno, json, os, resource, socket
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+keys = ("Uid", "Gid", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters")
+facts = {key: status.get(key, "").strip() for key in keys}
+libc = ctypes.CDLL(None, use_errno=True)
+facts["unshare_user"] = errno.errorcode.get(ctypes.get_errno(), "ok") if libc.unshare(0x10000000) else "allowed"
+mounts = [line.split() for line in open("/proc/self/mounts")]
+facts["proc_masked_or_read_only"] = sorted(m[1] for m in mounts if m[1].startswith("/proc/"))
+facts["read_only"] = sorted(m[1] for m in mounts if "ro" in m[3].split(",") and m[1] in ("/", "/proc/sys", "/sys"))
+limits = (resource.RLIMIT_NOFILE, resource.RLIMIT_FSIZE, resource.RLIMIT_CORE)
+facts["rlimits"] = [resource.getrlimit(r) for r in limits]
+facts["interfaces"] = sorted(name for _, name in socket.if_nameindex())
+facts["hostname"] = socket.gethostname()
+print(json.dumps(facts))
+"""
+
+
+def test_a_restored_runc_kernel_is_confined_as_a_cold_one() -> None:
+    """Docker's seccomp profile (creating a user namespace is refused), capabilities, no-new-privileges,
+    masked and read-only ``/proc`` paths, rlimits, interfaces: the same in a restored runc kernel as in
+    a cold Docker runc container started with the same options."""
+    options = {**require_backend("runc"), "policy": False, "timeout": 60}
+    try:
+        criu.check_available()
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    with Sandbox(**options, fast_start=False) as cold:
+        assert cold.start_path == "cold"
+        expected = json.loads(_run(cold, CONFINEMENT))
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(criu.ENABLE_VARIABLE, "1")
+        with _fresh(options) as fast:
+            seen = json.loads(_run(fast, CONFINEMENT))
+    assert seen == expected
+    assert expected["unshare_user"] == "EPERM" and expected["Seccomp"] == "2"
+    assert "/proc/keys" in expected["proc_masked_or_read_only"]

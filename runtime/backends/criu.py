@@ -1,0 +1,412 @@
+"""runc checkpoint/restore with CRIU: fresh runc kernels restored from a checkpoint taken after the imports.
+
+The same template scheme as the runsc restore path (:mod:`.restore`: phase one parked in a template
+container, phase two per sandbox), with ``runc checkpoint`` / ``runc restore`` driving CRIU.
+Opt-in (``PIXELBOX_RUNC_RESTORE=1``); it needs a CRIU that works on this kernel (``PIXELBOX_CRIU``
+or the one ``scripts/install-criu.sh`` unpacks, see :func:`find_criu`).
+
+Two properties of this machine shape how CRIU is run (benchmarks/README.md, "Container fast paths"):
+
+- No process here has ``CAP_SYS_RESOURCE`` (the VM's bounding set lacks it), and CRIU reads every
+  dumped task's rlimits with ``prlimit``, which the kernel allows another process only with that
+  capability or with the same real uid and gid as the target. So the *dump* runs as the kernel's
+  uid 1000 holding root's other capabilities as ambient ones, in CRIU's ``--unprivileged`` mode
+  (made for a capable non-root user). The restore runs as root.
+- CRIU keeps its kernel-feature cache only on a tmpfs (``/run`` is not one here); without it every
+  call re-probes the kernel (about 0.1 s). In ``--unprivileged`` mode the cache lives in
+  ``$XDG_RUNTIME_DIR``, pointed at a private directory on ``/dev/shm``.
+
+Each restore gets what a cold Docker runc container gets: Docker's own seccomp profile, masked and
+read-only ``/proc`` paths and device rules (read once from a probe container Docker starts with the
+cold kernel's security options), no capabilities, no-new-privileges, uid 1000, read-only root,
+no network, its own workspace, inputs and IPC bind mounts, rlimits, and a pixelbox cgroup holding
+the memory limit (OOM on record after exit, as for cold containers). ``runc restore`` runs in the
+foreground as the container's parent, so the kernel's exit status is its exit status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import glob
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import IO, Any
+
+from pixelbox.runtime.backends import restore
+from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
+from pixelbox.runtime.backends.cgroups import KernelCgroup
+from pixelbox.runtime.errors import BackendUnavailable
+from pixelbox.runtime.options import SandboxOptions
+from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner
+
+ENABLE_VARIABLE = "PIXELBOX_RUNC_RESTORE"
+"""Host environment variable that turns the runc restore path on (``1``)."""
+CRIU_VARIABLE = "PIXELBOX_CRIU"
+"""Host environment variable naming the CRIU binary (or wrapper) to use."""
+CRIU_CANDIDATES = ("/opt/pixelbox-criu/criu", "/usr/sbin/criu")
+"""Where :func:`find_criu` looks without ``PIXELBOX_CRIU``: what ``scripts/install-criu.sh`` unpacks
+(Debian 12's criu 3.17 cannot even start on a 6.x kernel: "Unexpected rt vDSO area bounds"), then
+the system's."""
+RUNC = "runc"
+STATE_ROOT = Path("/run/pixelbox-runc")
+"""runc's ``--root``: the containers of this module, apart from Docker's."""
+CRIU_HOME = Path("/dev/shm/pixelbox-criu")
+"""CRIU's kernel-feature cache (must be a tmpfs) and the wrappers' configuration."""
+WRAPPERS = restore.CACHE / "criu"
+KERNEL_UID = 1000
+DOCKER_BUNDLES = (
+    "/var/run/docker/containerd/daemon/io.containerd.runtime.v2.task/moby/{id}/config.json",
+    "/run/containerd/io.containerd.runtime.v2.task/moby/{id}/config.json",
+)
+"""Where Docker 20.10 (its own containerd, or the system's) keeps the OCI spec of a running container."""
+SECURITY_KEYS = ("seccomp", "maskedPaths", "readonlyPaths")
+EXIT_PATIENCE_S = 10.0
+
+
+def enabled() -> bool:
+    """Whether the runc restore path is switched on for this process."""
+    return os.environ.get(ENABLE_VARIABLE, "") == "1"
+
+
+@functools.lru_cache(maxsize=1)
+def find_criu() -> str:
+    """The first CRIU whose ``criu check`` passes on this kernel; BackendUnavailable if none does."""
+    named = os.environ.get(CRIU_VARIABLE)
+    tried: list[str] = []
+    for candidate in [named] if named else CRIU_CANDIDATES:
+        if not os.access(candidate, os.X_OK):
+            tried.append(f"{candidate}: missing")
+            continue
+        done = subprocess.run([candidate, "check"], capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode == 0:
+            return candidate
+        tried.append(f"{candidate}: {(done.stderr or done.stdout).strip()[-300:]}")
+    raise BackendUnavailable(f"no working CRIU for the runc restore path ({'; '.join(tried)})")
+
+
+def check_available() -> None:
+    """Raise ``BackendUnavailable`` when this host cannot run the runc restore path."""
+    if os.geteuid() != 0:
+        raise BackendUnavailable("the runc restore path drives runc and CRIU directly, which needs root")
+    for tool in (RUNC, "setpriv"):
+        if shutil.which(tool) is None:
+            raise BackendUnavailable(f"the runc restore path needs {tool}")
+    if not Path(restore.TINI).exists():
+        raise BackendUnavailable(f"the runc restore path needs {restore.TINI}")
+    find_criu()
+
+
+def _capabilities() -> str:
+    """This process's effective capabilities as ``setpriv`` list (``+cap_N,...``)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            bits = int(line.split()[1], 16)
+            return ",".join(f"+cap_{n}" for n in range(64) if bits >> n & 1)
+    raise BackendUnavailable("cannot read this process's capabilities")
+
+
+@functools.lru_cache(maxsize=1)
+def wrappers() -> tuple[str, str]:
+    """The ``--criu`` programs runc is given: (dump as uid 1000 with root's capabilities, restore)."""
+    criu = find_criu()
+    CRIU_HOME.mkdir(mode=0o700, exist_ok=True)
+    config = CRIU_HOME / "criu.conf"
+    config.write_text("unprivileged\n")
+    WRAPPERS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    env = f"export XDG_RUNTIME_DIR={CRIU_HOME} CRIU_CONFIG_FILE={config}\n"
+    caps = _capabilities()
+    uid = KERNEL_UID
+    as_kernel = f"setpriv --reuid {uid} --regid {uid} --clear-groups --inh-caps={caps} --ambient-caps={caps} "
+    scripts = {"dump": f'{env}exec {as_kernel}{criu} "$@"\n', "restore": f'{env}exec {criu} "$@"\n'}
+    paths = []
+    for name, body in scripts.items():
+        path = WRAPPERS / f"criu-{name}"
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(f"#!/bin/sh\n{body}")
+        partial.chmod(0o700)
+        partial.replace(path)
+        paths.append(str(path))
+    return paths[0], paths[1]
+
+
+def runc(*args: str, timeout: float = restore.CONTROL_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    """Run ``runc`` on our state root."""
+    command = [RUNC, "--root", str(STATE_ROOT), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def docker_security(client: Any, image: str) -> dict[str, Any]:
+    """Docker's seccomp profile, masked and read-only paths and device rules for a cold kernel's container.
+
+    Read from the OCI spec Docker writes for a probe container started with the cold kernel's
+    security options, so a restored kernel is confined exactly as a cold one (whatever this
+    engine's version puts there), without a copy of Docker's profile in pixelbox."""
+    from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, OWNER_START_LABEL
+
+    owner = this_owner()
+    probe = client.containers.run(
+        image,
+        command=["sleep", "60"],
+        detach=True,
+        init=True,
+        user=f"{KERNEL_UID}:{KERNEL_UID}",
+        network_mode="none",
+        read_only=True,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        name=f"pixelbox-probe-{uuid.uuid4().hex[:12]}",
+        labels={LABEL: "1", OWNER_LABEL: str(owner.pid), OWNER_START_LABEL: str(owner.start)},
+    )
+    try:
+        for pattern in DOCKER_BUNDLES:
+            for found in glob.glob(pattern.format(id=probe.id)):
+                docker_spec = json.loads(Path(found).read_text())
+                linux = docker_spec.get("linux", {})
+                security = {key: linux[key] for key in SECURITY_KEYS if key in linux}
+                security["devices"] = linux.get("resources", {}).get("devices", [])
+                if "seccomp" not in security:
+                    raise BackendUnavailable("Docker runs runc containers without seccomp here; nothing to copy")
+                return security
+    finally:
+        probe.remove(force=True)
+    raise BackendUnavailable("cannot find the OCI spec Docker wrote for its probe container")
+
+
+def confine(config: dict[str, Any], security: dict[str, Any], memory: int | None = None) -> dict[str, Any]:
+    """``config`` (a spec from :func:`restore.spec`) with Docker's confinement; ``memory``: the
+    container's own limit when a pixelbox group holds the real one."""
+    linux = config["linux"]
+    for key in SECURITY_KEYS:
+        if key in security:
+            linux[key] = security[key]
+    linux["resources"]["devices"] = security["devices"]
+    if memory is not None:
+        linux["resources"]["memory"] = {"limit": memory, "swap": memory}
+    return config
+
+
+class RuncRestoredHandle(KernelHandle):
+    """A kernel restored into its own runc container; ``runc restore`` in the foreground is its parent."""
+
+    def __init__(
+        self, process: subprocess.Popen[bytes], container: str, bundle: Path, group: KernelCgroup, memory: int
+    ):
+        self.process = process
+        self.container = container
+        self.bundle = bundle
+        self.group = group
+        self.memory = memory
+        self.cgroup = f"{group.path}/{container}"
+        self.exited = threading.Event()
+        self.exit_code: int | None = None
+        threading.Thread(target=self._wait, name=f"pbx-wait-{container[-12:]}", daemon=True).start()
+
+    def _wait(self) -> None:
+        """runc exits with the container's init (tini): the kernel's code, or 128+N for signal N."""
+        self.exit_code = self.process.wait()
+        self.exited.set()
+
+    def alive(self) -> bool:
+        return not self.exited.is_set()
+
+    def exit_reason(self) -> str:
+        failed = _errors(self.bundle / "criu" / "restore.log")
+        if failed:  # runc exits non-zero before the kernel ever ran: say why CRIU could not restore it
+            return f"runc restore failed: {failed}"
+        return describe_exit(self.exit_code, oom=self.group.oom_killed(), memory=self.memory)
+
+    def cpu_seconds(self) -> float | None:
+        return self.group.cpu_seconds()
+
+    def interrupt(self) -> None:
+        with contextlib.suppress(Exception):
+            runc("kill", self.container, "INT")
+
+    def kill(self) -> None:
+        """Stop the kernel, then remove runc's state, the pixelbox group and the bundle; never raises."""
+        with contextlib.suppress(Exception):
+            runc("kill", "--all", self.container, "KILL")
+        if not self.exited.wait(EXIT_PATIENCE_S):
+            with contextlib.suppress(OSError):
+                self.process.kill()
+        with contextlib.suppress(Exception):
+            runc("delete", "--force", self.container)
+        with contextlib.suppress(Exception):
+            self.group.remove()
+        remove_tree(self.bundle)
+
+
+class RuncRestorePath(restore.RestorePath):
+    """The runc + CRIU fast path of one Docker backend (runtime runc)."""
+
+    engine = "runc"
+
+    def __init__(self, client: Any, image: str, image_id: str, mounts: restore.Mounts, pids_headroom: int) -> None:
+        super().__init__(client, image, image_id, mounts, pids_headroom)
+        self._security: dict[str, Any] | None = None
+
+    def security(self) -> dict[str, Any]:
+        """Docker's confinement of a cold runc kernel (read once per backend)."""
+        if self._security is None:
+            self._security = docker_security(self.client, self.image)
+        return self._security
+
+    def _build(self, template: restore.Template, options: SandboxOptions, env: dict[str, str]) -> None:
+        """Run the template to its parked point under runc, then checkpoint it with CRIU."""
+        check_available()
+        dump, _ = wrappers()
+        security = self.security()
+        dirs, container, config = self._template_bundle(template, options, env)
+        (dirs["bundle"] / "config.json").write_text(json.dumps(confine(config, security)))
+        STATE_ROOT.mkdir(mode=0o700, exist_ok=True)
+        # CRIU can dump pipes as stdio, not a host file outside the container: a pipe drained to the log
+        parked = subprocess.Popen(
+            [RUNC, "--root", str(STATE_ROOT), "run", "--bundle", str(dirs["bundle"]), container],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        assert parked.stdout is not None
+        threading.Thread(target=_drain, args=(parked.stdout, template.root / "log"), daemon=True).start()
+        try:
+            restore.wait_parked(dirs["ipc"], container, time.monotonic() + restore.TEMPLATE_TIMEOUT_S)
+            work = template.root / "dump"
+            saved = runc(
+                "--criu",
+                dump,
+                "checkpoint",
+                "--image-path",
+                str(template.image),
+                "--work-path",
+                str(work),
+                container,
+                timeout=restore.TEMPLATE_TIMEOUT_S,
+            )
+            if saved.returncode != 0:
+                why = f"{saved.stderr.strip()[-300:]} {_errors(work / 'dump.log')}"
+                raise BackendUnavailable(f"runc checkpoint failed: {why}")
+        finally:
+            runc("kill", "--all", container, "KILL")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                parked.wait(EXIT_PATIENCE_S)
+            runc("delete", "--force", container)
+
+    def restore(
+        self, template: restore.Template, layout: Layout, options: SandboxOptions, env: dict[str, str]
+    ) -> RuncRestoredHandle:
+        """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` and ``options``' limits."""
+        _, restorer = wrappers()
+        container = f"{layout.root.name}-r{uuid.uuid4().hex[:12]}"
+        memory = int(options.memory)
+        group = KernelCgroup(container, memory)
+        group.create()
+        group.watch_oom()
+        bundle = layout.root / f"bundle-{container[-12:]}"
+        bundle.mkdir(mode=0o700)
+        binds = self._binds(layout.ipc, layout.work, layout.inputs)
+        config = restore.spec(
+            template.rootfs, self._args(), template.env, binds, options, f"{group.path}/{container}", options.pids
+        )
+        from pixelbox.runtime.backends.docker import BACKSTOP_MARGIN
+
+        (bundle / "config.json").write_text(json.dumps(confine(config, self.security(), memory + BACKSTOP_MARGIN)))
+        restore.write_env(layout.ipc, {**self.image_env(), **env})
+        with open(layout.root / "kernel.log", "ab") as log:
+            process = subprocess.Popen(
+                [
+                    RUNC,
+                    "--root",
+                    str(STATE_ROOT),
+                    "--criu",
+                    restorer,
+                    "restore",
+                    "--image-path",
+                    str(template.image),
+                    "--work-path",
+                    str(bundle / "criu"),
+                    "--bundle",
+                    str(bundle),
+                    container,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+        return RuncRestoredHandle(process, container, bundle, group, memory)
+
+
+def _drain(stream: IO[bytes], log: Path) -> None:
+    """Copy a template's output to its log until the container ends."""
+    with open(log, "ab") as sink:
+        for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
+            sink.write(chunk)
+
+
+def _errors(log: Path) -> str:
+    """CRIU's error lines from one of its logs when the dump or restore failed (empty if it did not)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return ""
+    if "FAILED" not in text:
+        return ""
+    return " | ".join(line.strip() for line in text.splitlines() if "Error" in line)[-600:]
+
+
+def restore_ids() -> list[str]:
+    """Containers on our runc state root (none when runc or the root is missing)."""
+    if not STATE_ROOT.is_dir() or shutil.which(RUNC) is None:
+        return []
+    return [line.strip() for line in runc("list", "-q").stdout.splitlines() if line.strip()]
+
+
+def remove_orphans(owned: Owned, report: CleanupReport) -> None:
+    """Remove restored runc containers (and their pixelbox groups) whose owner ``owned`` accepts."""
+    for container in restore_ids():
+        owner = owner_of(f"/{container}")
+        if owner is not None and owned(owner):
+            runc("kill", "--all", container, "KILL")
+            done = runc("delete", "--force", container)
+            KernelCgroup(container, 0).remove()
+            (report.containers if done.returncode == 0 else report.errors).append(
+                container if done.returncode == 0 else f"runc container {container}: {done.stderr.strip()[-300:]}"
+            )
+
+
+def leftovers_of(pid: int, start: int | None) -> list[str]:
+    """Restored runc containers of ``pid``'s sandboxes still known to runc."""
+    return [c for c in restore_ids() if belongs_to(owner_of(f"/{c}"), pid, start)]
+
+
+def facts(handle: RuncRestoredHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
+    """The isolation facts of a restored runc kernel, as ``DockerBackend.facts`` gives them for a container."""
+    interfaces = ready.get("interfaces") or []
+    return {
+        "container": True,
+        "container_id": handle.container,
+        "runtime": "runc",
+        "start": "runc restore (CRIU) of a checkpoint taken after the imports (PIXELBOX_RUNC_RESTORE=1)",
+        "network": f"none (no network namespace interfaces: {', '.join(interfaces) or 'none'})",
+        "network_isolated": True,
+        "user": f"uid {ready.get('uid')}",
+        "read_only_root": True,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges", "seccomp (Docker's default profile)"],
+        "memory_limit": f"the pixelbox cgroup {handle.group.path}",
+        "cgroup_parent": handle.group.path,
+        "limits": {
+            "memory": handle.memory,
+            "memory_swap": handle.memory,
+            "pids": options.pids,
+            "nano_cpus": int(options.cpus * 1e9),
+            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={int(options.tmpfs_size)},mode=1777"},
+        },
+        "environment": "scrubbed (explicit allow-list only)",
+    }
