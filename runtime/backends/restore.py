@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
+from pixelbox.runtime.backends.subreaper import Subreaper
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner, write_host_file
@@ -75,6 +76,8 @@ PARKED_CODE = (
 """The template's program: phase one, then wait (checkpointed here) for a sandbox's files."""
 TEMPLATE_TIMEOUT_S = 120.0
 CONTROL_TIMEOUT_S = 30.0
+_SUBREAPER = Subreaper()
+"""Parent of every detached sandbox this process starts (see :mod:`.subreaper`)."""
 
 
 def enabled() -> bool:
@@ -96,9 +99,10 @@ def runsc(*args: str, timeout: float = CONTROL_TIMEOUT_S, log: Path | None = Non
     command = [RUNSC, "--root", str(STATE_ROOT), *RUNSC_FLAGS, *args]
     if log is None:
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
-    with open(log, "ab") as sink:  # a detached sandbox keeps its stdio: never a pipe we would wait on
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, timeout=timeout, check=False)
-    return subprocess.CompletedProcess(command, done.returncode, "", _tail(log))
+    # A detached sandbox keeps its stdio (never a pipe we would wait on) and outlives the command:
+    # run it under the subreaper, so the sandbox is reaped the moment it dies (a cheap ``runsc delete``).
+    code = _SUBREAPER.run(command, str(log), timeout)
+    return subprocess.CompletedProcess(command, code, "", _tail(log))
 
 
 def _tail(path: Path, size: int = 2000) -> str:

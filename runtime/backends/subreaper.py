@@ -1,0 +1,195 @@
+"""A small supervisor process that runs commands for us as a child subreaper and reaps at once.
+
+``runsc run --detach`` and ``runsc restore --detach`` leave the sandbox (and its gofer) running after
+the command returns; Linux reparents those orphans to the nearest *child subreaper* among their
+ancestors, else to PID 1. On this machine PID 1 (the VM's init) reaps 1.5-2 s late, and ``runsc
+delete`` polls until the sandbox is reaped, so closing a restored sandbox cost that much. Commands
+started through :class:`Subreaper` are children of a dedicated process that is a child subreaper
+(``prctl(PR_SET_CHILD_SUBREAPER)``) and blocks in ``waitpid(-1)``: the sandbox becomes its child when
+``runsc`` exits and is reaped the moment it dies.
+
+It is a process of its own, not the embedding application's: making the application a subreaper
+would change what happens to every orphan of every library it runs. The supervisor holds no secret
+and runs nothing but what the host asks (argv, a log file for stdout and stderr); it ends when the
+host closes its stdin (the host exited), and the sandboxes it still holds are reparented to PID 1,
+as before (``pixelbox cleanup`` removes them).
+
+The file is both the client (:class:`Subreaper`) and the supervisor's program (run by path with
+``python -I -S``: only the standard library, so it starts in a few milliseconds).
+
+Protocol, one JSON object per line: host -> supervisor ``{"id": n, "argv": [...], "log": path}`` or
+``{"id": n, "kill": true}``; supervisor -> host ``{"id": n, "code": c}`` (exit code, negative for a
+signal) or ``{"id": n, "error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import threading
+from typing import IO, Any
+
+PR_SET_CHILD_SUBREAPER = 36
+START_TIMEOUT_S = 10.0
+
+
+def _become_subreaper() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+
+
+class _Supervisor:
+    """The supervisor's state: commands it runs (pid -> request id), and the reply channel."""
+
+    def __init__(self, replies: IO[str]) -> None:
+        self.replies = replies
+        self.lock = threading.Lock()
+        self.running: dict[int, int] = {}
+        self.spawned = threading.Event()
+
+    def reply(self, message: dict[str, Any]) -> None:
+        with self.lock:
+            self.replies.write(json.dumps(message) + "\n")
+            self.replies.flush()
+
+    def spawn(self, request: dict[str, Any]) -> None:
+        """Start ``request['argv']`` with stdin from /dev/null and stdout/stderr appended to its log."""
+        log = str(request.get("log") or os.devnull)
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ]
+        with self.lock:  # the reaper looks a pid up only after it is registered
+            try:
+                pid = os.posix_spawn(request["argv"][0], request["argv"], dict(os.environ), file_actions=actions)
+            except (OSError, KeyError, IndexError, TypeError) as exc:
+                self.replies.write(json.dumps({"id": request.get("id"), "error": str(exc)}) + "\n")
+                self.replies.flush()
+                return
+            self.running[pid] = request["id"]
+            self.spawned.set()
+
+    def kill(self, request_id: int) -> None:
+        with self.lock:
+            for pid, rid in self.running.items():
+                if rid == request_id:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, 9)
+
+    def reap(self) -> None:
+        """Reap every child as soon as it dies: our commands (answered) and adopted orphans (sandboxes)."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                self.spawned.wait(1.0)
+                self.spawned.clear()
+                continue
+            with self.lock:
+                request_id = self.running.pop(pid, None)
+            if request_id is not None:
+                self.reply({"id": request_id, "code": os.waitstatus_to_exitcode(status)})
+
+
+def main() -> None:
+    """The supervisor: become a child subreaper, serve requests from stdin until it closes."""
+    _become_subreaper()
+    supervisor = _Supervisor(sys.stdout)
+    threading.Thread(target=supervisor.reap, daemon=True).start()
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request.get("kill"):
+            supervisor.kill(request["id"])
+        else:
+            supervisor.spawn(request)
+    os._exit(0)
+
+
+class _Call:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.code: int | None = None
+        self.error: str | None = None
+
+
+class Subreaper:
+    """The host's end: one supervisor per host process, started on first use, restarted if it died."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._owner = 0
+        self._calls: dict[int, _Call] = {}
+        self._next = 0
+
+    def _started(self) -> subprocess.Popen[str]:
+        """The running supervisor (caller holds the lock)."""
+        if self._process is None or self._process.poll() is not None or self._owner != os.getpid():
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", __file__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                bufsize=1,
+                start_new_session=True,  # a terminal's Ctrl-C is for the application, not for the reaper
+            )
+            self._owner = os.getpid()
+            self._calls = {}
+            threading.Thread(target=self._read, args=(self._process,), name="pbx-subreaper", daemon=True).start()
+        return self._process
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                message = json.loads(line)
+                with self._lock:
+                    call = self._calls.pop(message["id"], None)
+                if call is not None:
+                    call.code, call.error = message.get("code"), message.get("error")
+                    call.done.set()
+        with self._lock:  # the supervisor died: fail what it still owed
+            calls = list(self._calls.values()) if self._process is process else []
+            for call in calls:
+                call.error = "the subreaper supervisor exited"
+                call.done.set()
+
+    def run(self, argv: list[str], log: str, timeout: float) -> int:
+        """Run ``argv`` as the supervisor's child (stdout and stderr appended to ``log``); its exit code.
+
+        Raises ``subprocess.TimeoutExpired`` (after killing it) past ``timeout``, ``OSError`` when the
+        supervisor cannot run it."""
+        call = _Call()
+        with self._lock:
+            process = self._started()
+            self._next += 1
+            call_id = self._next
+            self._calls[call_id] = call
+            assert process.stdin is not None
+            process.stdin.write(json.dumps({"id": call_id, "argv": argv, "log": log}) + "\n")
+            process.stdin.flush()
+        if not call.done.wait(timeout):
+            with self._lock, contextlib.suppress(OSError):
+                assert process.stdin is not None
+                process.stdin.write(json.dumps({"id": call_id, "kill": True}) + "\n")
+                process.stdin.flush()
+            raise subprocess.TimeoutExpired(argv, timeout)
+        if call.error is not None or call.code is None:
+            raise OSError(f"subreaper could not run {argv[0]}: {call.error}")
+        return call.code
+
+    def pid(self) -> int | None:
+        """The supervisor's pid while it runs."""
+        with self._lock:
+            return self._process.pid if self._process is not None and self._process.poll() is None else None
+
+
+if __name__ == "__main__":
+    main()
