@@ -301,11 +301,50 @@ class RestoredHandle(KernelHandle):
     def kill(self) -> None:
         """Stop the sandbox and remove its container state and bundle; never raises."""
         with contextlib.suppress(Exception):
-            runsc("kill", "--all", self.container, "KILL")
-        with contextlib.suppress(Exception):
-            runsc("delete", "--force", self.container)
+            stop(self.container, self.bundle)
         self.exited.wait(5.0)
         remove_tree(self.bundle)
+
+
+def stop(container: str, bundle: Path) -> None:
+    """End a container this process started and delete its runsc state.
+
+    Its sandbox and gofer processes are our subreaper's children: killing them there ends everything
+    in the sandbox, and they and the platform's stub processes (which die with the sandbox) are
+    reaped at once; ``runsc delete`` then finds nothing left (it polls every 100 ms for a sandbox,
+    gofer or cgroup still in use). Processes the subreaper does not hold (it was restarted) are
+    stopped by runsc alone."""
+    pids = host_pids(container)
+    if pids and _SUBREAPER.kill_children(pids, str(bundle), CONTROL_TIMEOUT_S):
+        _wait_cgroup_empty(container_cgroup(container), time.monotonic() + 2.0)
+    else:
+        runsc("kill", "--all", container, "KILL")
+    runsc("delete", "--force", container)
+
+
+def container_cgroup(container: str) -> str:
+    """The cgroup (under every controller) runsc puts a container of ours in."""
+    return f"/pixelbox/{container}"
+
+
+def _wait_cgroup_empty(cgroup: str, deadline: float) -> None:
+    """Wait until no task of ``cgroup`` is left, not even a zombie (``pids.current`` drops when a
+    task is reaped), or the deadline passes."""
+    current = Path("/sys/fs/cgroup/pids") / cgroup.lstrip("/") / "pids.current"
+    while _read(current).strip() not in ("", "0") and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def host_pids(container: str) -> list[int]:
+    """The host pids of ``container``'s sandbox and gofer, from runsc's state file (none if unreadable)."""
+    for path in STATE_ROOT.glob(f"{container}_sandbox:*.state"):
+        try:
+            state = json.loads(path.read_text())
+            pids = [state.get("sandbox", {}).get("pid"), state.get("goferPid")]
+        except (OSError, ValueError, AttributeError):
+            return []
+        return [pid for pid in pids if isinstance(pid, int) and pid > 0]
+    return []
 
 
 def _read(path: Path) -> str:
@@ -421,7 +460,7 @@ class RestorePath:
         container = f"{template.root.name}-t{uuid.uuid4().hex[:8]}"
         binds = self._binds(dirs["ipc"], dirs["work"], dirs["inputs"])
         config = spec(
-            rootfs, self._args(), env, binds, options, f"/pixelbox/{container}", options.pids + self.pids_headroom
+            rootfs, self._args(), env, binds, options, container_cgroup(container), options.pids + self.pids_headroom
         )
         template.rootfs, template.env = rootfs, env
         return dirs, container, config
@@ -432,7 +471,14 @@ class RestorePath:
         dirs, container, config = self._template_bundle(template, options, env)
         (dirs["bundle"] / "config.json").write_text(json.dumps(config))
         try:
-            started = runsc("run", "--bundle", str(dirs["bundle"]), "--detach", container, log=template.root / "log")
+            started = runsc(
+                "run",
+                "--bundle",
+                str(dirs["bundle"]),
+                "--detach",
+                container,
+                log=template.root / "log",
+            )
             if started.returncode != 0:
                 raise BackendUnavailable(f"runsc could not run the template: {started.stderr.strip()[-500:]}")
             wait_parked(dirs["ipc"], container, time.monotonic() + TEMPLATE_TIMEOUT_S)
@@ -440,8 +486,7 @@ class RestorePath:
             if saved.returncode != 0:
                 raise BackendUnavailable(f"runsc checkpoint failed: {saved.stderr.strip()[-500:]}")
         finally:
-            runsc("kill", "--all", container, "KILL")
-            runsc("delete", "--force", container)
+            stop(container, dirs["bundle"])
 
     def restore(self, template: Template, layout: Layout, options: SandboxOptions, env: dict[str, str]) -> KernelHandle:
         """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` and ``options``' limits."""
@@ -450,7 +495,7 @@ class RestorePath:
         container = f"{layout.root.name}-r{uuid.uuid4().hex[:12]}"
         bundle = layout.root / f"bundle-{container[-12:]}"
         bundle.mkdir(mode=0o700)
-        cgroup = f"/pixelbox/{container}"
+        cgroup = container_cgroup(container)
         binds = self._binds(layout.ipc, layout.work, layout.inputs)
         config = spec(
             template.rootfs, self._args(), template.env, binds, options, cgroup, options.pids + self.pids_headroom

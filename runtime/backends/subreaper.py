@@ -17,9 +17,11 @@ as before (``pixelbox cleanup`` removes them).
 The file is both the client (:class:`Subreaper`) and the supervisor's program (run by path with
 ``python -I -S``: only the standard library, so it starts in a few milliseconds).
 
-Protocol, one JSON object per line: host -> supervisor ``{"id": n, "argv": [...], "log": path}`` or
-``{"id": n, "kill": true}``; supervisor -> host ``{"id": n, "code": c}`` (exit code, negative for a
-signal) or ``{"id": n, "error": "..."}``.
+Protocol, one JSON object per line. Host -> supervisor: ``{"id": n, "argv": [...], "log": path}``
+(run a command), ``{"id": n, "kill": true}`` (stop a command that timed out), ``{"id": n, "pids":
+[...], "tag": t}`` (SIGKILL those adopted children if their command lines contain ``t``; answer when
+they are reaped). Supervisor -> host: ``{"id": n, "code": c}`` (exit code, negative for a signal) or
+``{"id": n, "error": "..."}``.
 """
 
 from __future__ import annotations
@@ -44,18 +46,23 @@ def _become_subreaper() -> None:
 
 
 class _Supervisor:
-    """The supervisor's state: commands it runs (pid -> request id), and the reply channel."""
+    """The supervisor's state: children it answers for (pid -> request id), and the reply channel.
+
+    Children are reaped only under ``lock``, so while it is held no child's pid can be freed and
+    reused: a pid checked to be our child is still that process when we signal it."""
 
     def __init__(self, replies: IO[str]) -> None:
         self.replies = replies
         self.lock = threading.Lock()
         self.running: dict[int, int] = {}
+        self.outstanding: dict[int, int] = {}
+        """Request id -> how many of its processes are still to be reaped."""
         self.spawned = threading.Event()
 
-    def reply(self, message: dict[str, Any]) -> None:
-        with self.lock:
-            self.replies.write(json.dumps(message) + "\n")
-            self.replies.flush()
+    def _send(self, message: dict[str, Any]) -> None:
+        """Write one reply (the caller holds the lock)."""
+        self.replies.write(json.dumps(message) + "\n")
+        self.replies.flush()
 
     def spawn(self, request: dict[str, Any]) -> None:
         """Start ``request['argv']`` with stdin from /dev/null and stdout/stderr appended to its log."""
@@ -65,36 +72,75 @@ class _Supervisor:
             (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
             (os.POSIX_SPAWN_DUP2, 1, 2),
         ]
-        with self.lock:  # the reaper looks a pid up only after it is registered
+        with self.lock:
             try:
                 pid = os.posix_spawn(request["argv"][0], request["argv"], dict(os.environ), file_actions=actions)
             except (OSError, KeyError, IndexError, TypeError) as exc:
-                self.replies.write(json.dumps({"id": request.get("id"), "error": str(exc)}) + "\n")
-                self.replies.flush()
+                self._send({"id": request.get("id"), "error": str(exc)})
                 return
-            self.running[pid] = request["id"]
+            self._expect(request["id"], [pid])
             self.spawned.set()
 
-    def kill(self, request_id: int) -> None:
+    def _expect(self, request_id: int, pids: list[int]) -> None:
+        """Answer ``request_id`` once all of ``pids`` are reaped (the caller holds the lock)."""
+        for pid in pids:
+            self.running[pid] = request_id
+        self.outstanding[request_id] = len(pids)
+
+    def kill_request(self, request_id: int) -> None:
+        """SIGKILL the command of ``request_id`` (a call that timed out)."""
         with self.lock:
-            for pid, rid in self.running.items():
-                if rid == request_id:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, 9)
+            for pid in [pid for pid, rid in self.running.items() if rid == request_id]:
+                os.kill(pid, 9)
+
+    def kill_children(self, request: dict[str, Any]) -> None:
+        """SIGKILL ``request['pids']`` (an adopted sandbox and its gofer) if each is our child, not a
+        command we run, and has ``request['tag']`` (its bundle path) in its command line; answer once
+        they are reaped. Anything else (a pid reused since) is left alone and the request fails."""
+        pids = [int(pid) for pid in request["pids"]]
+        tag = str(request.get("tag") or "")
+        with self.lock:
+            strangers = [pid for pid in pids if pid in self.running or not _is_adopted(pid, tag)]
+            if strangers or not pids:
+                self._send({"id": request["id"], "error": f"not children of the subreaper: {strangers}"})
+                return
+            for pid in pids:
+                os.kill(pid, 9)
+            self._expect(request["id"], pids)
 
     def reap(self) -> None:
-        """Reap every child as soon as it dies: our commands (answered) and adopted orphans (sandboxes)."""
+        """Reap every child as soon as it dies: our commands and killed sandboxes (answered), and adopted
+        orphans. ``waitid(WNOWAIT)`` learns of a death without reaping; the reap happens under the lock."""
         while True:
             try:
-                pid, status = os.waitpid(-1, 0)
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
             except ChildProcessError:
                 self.spawned.wait(1.0)
                 self.spawned.clear()
                 continue
+            if info is None:
+                continue
             with self.lock:
-                request_id = self.running.pop(pid, None)
-            if request_id is not None:
-                self.reply({"id": request_id, "code": os.waitstatus_to_exitcode(status)})
+                _, status = os.waitpid(info.si_pid, 0)
+                request_id = self.running.pop(info.si_pid, None)
+                if request_id is None:
+                    continue
+                self.outstanding[request_id] -= 1
+                if self.outstanding[request_id] == 0:
+                    del self.outstanding[request_id]
+                    self._send({"id": request_id, "code": os.waitstatus_to_exitcode(status)})
+
+
+def _is_adopted(pid: int, tag: str) -> bool:
+    """Whether ``pid`` is our child and its command line contains ``tag`` (non-empty)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            parent = next((int(line.split()[1]) for line in status if line.startswith("PPid:")), None)
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            command = cmdline.read().decode(errors="replace")
+    except (OSError, ValueError):
+        return False
+    return parent == os.getpid() and bool(tag) and tag in command
 
 
 def main() -> None:
@@ -105,7 +151,9 @@ def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         if request.get("kill"):
-            supervisor.kill(request["id"])
+            supervisor.kill_request(request["id"])
+        elif "pids" in request:
+            supervisor.kill_children(request)
         else:
             supervisor.spawn(request)
     os._exit(0)
@@ -161,29 +209,47 @@ class Subreaper:
                 call.error = "the subreaper supervisor exited"
                 call.done.set()
 
+    def _call(self, message: dict[str, Any], timeout: float, *, start: bool = True) -> _Call | None:
+        """Send ``message`` (given an id) and wait up to ``timeout`` for its answer; None on timeout
+        (or when no supervisor runs and ``start`` is false)."""
+        call = _Call()
+        with self._lock:
+            if not start and (self._process is None or self._process.poll() is not None or self._owner != os.getpid()):
+                return None
+            process = self._started()
+            self._next += 1
+            message = {**message, "id": self._next}
+            self._calls[self._next] = call
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(message) + "\n")
+            process.stdin.flush()
+        if call.done.wait(timeout):
+            return call
+        if "argv" in message:
+            with self._lock, contextlib.suppress(OSError):
+                assert process.stdin is not None
+                process.stdin.write(json.dumps({"id": message["id"], "kill": True}) + "\n")
+                process.stdin.flush()
+        return None
+
     def run(self, argv: list[str], log: str, timeout: float) -> int:
         """Run ``argv`` as the supervisor's child (stdout and stderr appended to ``log``); its exit code.
 
         Raises ``subprocess.TimeoutExpired`` (after killing it) past ``timeout``, ``OSError`` when the
         supervisor cannot run it."""
-        call = _Call()
-        with self._lock:
-            process = self._started()
-            self._next += 1
-            call_id = self._next
-            self._calls[call_id] = call
-            assert process.stdin is not None
-            process.stdin.write(json.dumps({"id": call_id, "argv": argv, "log": log}) + "\n")
-            process.stdin.flush()
-        if not call.done.wait(timeout):
-            with self._lock, contextlib.suppress(OSError):
-                assert process.stdin is not None
-                process.stdin.write(json.dumps({"id": call_id, "kill": True}) + "\n")
-                process.stdin.flush()
+        call = self._call({"argv": argv, "log": log}, timeout)
+        if call is None:
             raise subprocess.TimeoutExpired(argv, timeout)
         if call.error is not None or call.code is None:
-            raise OSError(f"subreaper could not run {argv[0]}: {call.error}")
+            raise OSError(f"the subreaper could not run {argv[0]}: {call.error}")
         return call.code
+
+    def kill_children(self, pids: list[int], tag: str, timeout: float) -> bool:
+        """SIGKILL ``pids`` if they are all the supervisor's adopted children whose command line contains
+        ``tag`` (a sandbox and gofer of one bundle) and wait until they are reaped; whether that happened
+        (False: not its children, or not gone in time)."""
+        call = self._call({"pids": pids, "tag": tag}, timeout, start=False)
+        return call is not None and call.error is None
 
     def pid(self) -> int | None:
         """The supervisor's pid while it runs."""
