@@ -50,7 +50,7 @@ from _common import RESULTS, format_table, machine_facts, progress, summarize, w
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import choose_backend, restore
+from pixelbox.runtime.backends import choose_backend, criu, restore
 from pixelbox.runtime.backends import zygote as zygotes
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.options import SandboxOptions
@@ -159,23 +159,29 @@ def bare_once(opts: dict[str, Any], engine: list[int]) -> Sample:
     return Sample(seconds, host, kernel, _engine_cpu(engine) - engine0, "bare")
 
 
+SWITCHES = (restore.ENABLE_VARIABLE, criu.ENABLE_VARIABLE)
+"""The restore paths' switches: runsc's checkpoint/restore and runc's with CRIU (each acts on its runtime)."""
+
+
 @contextlib.contextmanager
 def restore_switched_on() -> Any:
-    """The runsc restore path on (``PIXELBOX_RUNSC_RESTORE=1``) for what runs inside, as before after."""
-    before = os.environ.get(restore.ENABLE_VARIABLE)
-    os.environ[restore.ENABLE_VARIABLE] = "1"
+    """The restore paths on (``PIXELBOX_RUNSC_RESTORE=1``, ``PIXELBOX_RUNC_RESTORE=1``) for what runs
+    inside, as before after."""
+    before = {name: os.environ.get(name) for name in SWITCHES}
+    os.environ.update(dict.fromkeys(SWITCHES, "1"))
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(restore.ENABLE_VARIABLE, None)
-        else:
-            os.environ[restore.ENABLE_VARIABLE] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def restore_once(opts: dict[str, Any], engine: list[int]) -> Sample:
-    """A fresh sandbox restored from the runsc checkpoint; host CPU includes the runsc commands it ran
-    (children of this process: restore, wait, kill, delete)."""
+    """A fresh sandbox restored from the runtime's checkpoint; host CPU includes the runsc or runc
+    commands it ran (children of this process: restore, wait, kill, delete)."""
     children0 = _self_cpu(resource.RUSAGE_CHILDREN)
     with restore_switched_on():
         sample = fresh_once(opts, engine)
@@ -200,7 +206,7 @@ KINDS: dict[str, Kind] = {
     "cold": Kind("cold start (today)", fresh_once, overrides={"fast_start": False}),
     "fast": Kind("fast path", fresh_once, overrides={"fast_start": True}),
     "bare": Kind("bare docker run", bare_once, containers_only=True),
-    "restore": Kind("runsc restore (opt-in)", restore_once, only=("runsc",)),
+    "restore": Kind("checkpoint restore (opt-in)", restore_once, only=("runsc", "runc")),
 }
 
 

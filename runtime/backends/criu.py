@@ -119,6 +119,7 @@ def wrappers() -> tuple[str, str]:
     CRIU_HOME.mkdir(mode=0o700, exist_ok=True)
     config = CRIU_HOME / "criu.conf"
     config.write_text("unprivileged\n")
+    (CRIU_HOME / "restore.conf").write_text("unprivileged\nverbosity=1\n")
     WRAPPERS.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = f"export XDG_RUNTIME_DIR={CRIU_HOME} CRIU_CONFIG_FILE={config}\n"
     caps = _capabilities()
@@ -316,6 +317,7 @@ class RuncRestorePath(restore.RestorePath):
         )
         from pixelbox.runtime.backends.docker import BACKSTOP_MARGIN
 
+        config["annotations"] = {"org.criu.config": str(CRIU_HOME / "restore.conf")}
         (bundle / "config.json").write_text(json.dumps(confine(config, self.security(), memory + BACKSTOP_MARGIN)))
         restore.write_env(layout.ipc, {**self.image_env(), **env})
         with open(layout.root / "kernel.log", "ab") as log:
