@@ -20,7 +20,7 @@ from typing import Any, Literal
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
-from pixelbox.contract.wire import CONNECTION_FILE, KINDS, READY_FILE, RECORD_MSG_TYPE, kind_of
+from pixelbox.contract.wire import CONNECTION_FILE, END_MSG_TYPE, KINDS, READY_FILE, RECORD_MSG_TYPE, kind_of
 from pixelbox.runtime.errors import KernelStartError, WorkspacePathError
 from pixelbox.runtime.execution import ErrorInfo, Output
 from pixelbox.runtime.outputs import CappedText, capped, save_bundle, strip_ansi
@@ -213,9 +213,10 @@ class KernelChannel:
     def send_execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
         """Send an execute request, and the host's end-of-request marker behind it; return its id.
 
-        The marker is a ``comm_info_request`` sent right after the execute request on the same
-        shell socket. The kernel handles shell requests one after the other and publishes on one
-        iopub socket in order, so the marker's own ``idle`` arrives after everything the execute
+        The marker (:data:`~pixelbox.contract.wire.END_MSG_TYPE`) is sent right after the execute
+        request on the same shell socket, so no round trip is waited for between them. The kernel
+        handles shell requests one after the other and publishes on one iopub socket in order, so the
+        marker's ``idle`` (all the kernel publishes for it) arrives after everything the execute
         request published: that, not any ``idle`` a cell could publish itself, ends collection.
         The marker's id is random and made by the host after the cell was sent: not jupyter_client's
         ``SESSION_PID_N`` numbering, from which a kernel holding its parent's id would guess it.
@@ -230,7 +231,7 @@ class KernelChannel:
         }
         msg = self.client.session.msg("execute_request", content, metadata=metadata or {})
         self.client.shell_channel.send(msg)
-        marker = self.client.session.msg("comm_info_request", {})
+        marker = self.client.session.msg(END_MSG_TYPE, {})
         marker["header"]["msg_id"] = marker["msg_id"] = secrets.token_hex(16)  # not the session's numbering
         self.client.shell_channel.send(marker)
         msg_id = str(msg["header"]["msg_id"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 
-KERNEL_PROTOCOL = 9
+KERNEL_PROTOCOL = 10
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
 
 CONNECTION_FILE = "kernel.json"
@@ -42,6 +42,11 @@ RECORD_MSG_TYPE = "pixelbox_record"
 Records travel on a message type of their own, sent by the kernel's session, never as a display
 bundle: whatever a cell displays (``display``, ``_repr_mimebundle_``, an ``execute_result``) is an
 output, never a record."""
+END_MSG_TYPE = "pixelbox_end_request"
+"""The shell message type of the host's end-of-request marker, sent right behind each execute request
+with an id the host makes. The kernel handles it after the request (shell requests run one at a
+time) and publishes only its ``idle``: no ``busy``, no reply, so the marker costs one iopub message,
+and its ``idle`` (not any ``idle`` a cell can publish) ends the host's collection."""
 KINDS = ("artifact", "event", "normalization", "notice")
 """Kinds of records the kernel sends on the side channel."""
 MIME_PREFIX = "application/vnd.pixelbox."

@@ -7,15 +7,61 @@ installed only afterwards. Those directories are in the sandbox's home, which th
 write, so a cell could leave code there that the next kernel of its sandbox (after a crash, a
 timeout or a restart) runs outside every guard. The sandbox's kernel reads none of them: its
 options all come from the command line (:data:`pixelbox.kernel.fresh.KERNEL_ARGS`).
+
+Its kernel (:class:`SandboxKernel`) answers the host's end-of-request marker
+(:data:`~pixelbox.contract.wire.END_MSG_TYPE`) with its ``idle`` alone.
 """
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from ipykernel.ipkernel import IPythonKernel
 from ipykernel.kernelapp import IPKernelApp
+from ipykernel.kernelbase import Kernel
+from traitlets import Type
+
+from pixelbox.contract.wire import END_MSG_TYPE
+
+
+class SandboxKernel(IPythonKernel):
+    """``IPythonKernel`` that answers the host's end-of-request marker at the least cost.
+
+    The marker is queued behind each execute request, and ipykernel dispatches shell requests one
+    at a time, in order: when the marker's turn comes, everything the request published (its output
+    flushed, its ``idle``) is already queued on iopub, and the marker's ``idle`` goes out behind it.
+    That ``idle`` is all the marker gets: a full dispatch would add a ``busy``, a reply and two
+    waits for the output streams' thread per cell, none of which the host reads.
+    """
+
+    async def dispatch_shell(self, msg: Any, /, subshell_id: str | None = None, *, concurrent: bool = False) -> None:
+        """Publish a marker's ``idle`` (its signature checked); dispatch anything else as ipykernel does."""
+        marker = self._end_marker(msg)
+        if marker is None:
+            await super().dispatch_shell(msg, subshell_id=subshell_id, concurrent=concurrent)
+        else:
+            self._publish_status("idle", "shell", parent=marker)
+
+    def _end_marker(self, frames: Any) -> dict[str, Any] | None:
+        """The deserialized marker if ``frames`` are one (signed with the session's key), else None."""
+        if self.session is None:
+            return None
+        try:
+            _, parts = self.session.feed_identities(frames, copy=False)
+            header = json.loads(parts[1].bytes)
+            if not isinstance(header, dict) or header.get("msg_type") != END_MSG_TYPE:
+                return None
+            marker = self.session.deserialize(parts, content=False, copy=False)
+        except Exception:  # not a message, or not a signed one: ipykernel's dispatch says so
+            return None
+        return dict(marker)
 
 
 class SandboxKernelApp(IPKernelApp):
-    """``IPKernelApp`` that loads no configuration file and runs no startup file."""
+    """``IPKernelApp`` that loads no configuration file, runs no startup file and runs :class:`SandboxKernel`."""
+
+    kernel_class = Type(SandboxKernel, klass=Kernel)  # type: ignore[assignment]
 
     def load_config_file(self, *args: object, **kwargs: object) -> None:
         """Read no configuration file: the command line is the whole configuration."""
