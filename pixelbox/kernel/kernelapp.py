@@ -49,7 +49,8 @@ class SandboxKernel(IPythonKernel):
             return None
         try:
             _, parts = self.session.feed_identities(frames, copy=False)
-            header = json.loads(parts[1].bytes)
+            frame = parts[1]
+            header = json.loads(frame if isinstance(frame, bytes) else frame.bytes)
             if not isinstance(header, dict) or header.get("msg_type") != END_MSG_TYPE:
                 return None
             marker = self.session.deserialize(parts, content=False, copy=False)
@@ -61,7 +62,7 @@ class SandboxKernel(IPythonKernel):
 class SandboxKernelApp(IPKernelApp):
     """``IPKernelApp`` that loads no configuration file, runs no startup file and runs :class:`SandboxKernel`."""
 
-    kernel_class = Type(SandboxKernel, klass=Kernel)  # type: ignore[assignment]
+    kernel_class = Type(SandboxKernel, klass=Kernel)
 
     def load_config_file(self, *args: object, **kwargs: object) -> None:
         """Read no configuration file: the command line is the whole configuration."""
