@@ -24,7 +24,7 @@ import pytest
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import restore
+from pixelbox.runtime.backends import criu, restore
 from pixelbox.runtime.backends.cgroups import pixelbox_groups
 from tests.conftest import require_backend
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, Target, assert_usable
@@ -98,8 +98,10 @@ def target(shared: tuple[str, Sandbox], request: pytest.FixtureRequest) -> Itera
 
 
 def restore_requested(options: dict[str, Any]) -> bool:
-    """Whether a runsc sandbox is to be restored from a checkpoint (``PIXELBOX_RUNSC_RESTORE=1``)."""
-    return options.get("runtime") == "runsc" and restore.enabled()
+    """Whether a container sandbox is to be restored from a checkpoint (``PIXELBOX_RUNSC_RESTORE=1`` on
+    runsc, ``PIXELBOX_RUNC_RESTORE=1`` on runc)."""
+    runtime = options.get("runtime")
+    return (runtime == "runsc" and restore.enabled()) or (runtime == "runc" and criu.enabled())
 
 
 def leftovers_of(sb: Sandbox) -> dict[str, Any]:
@@ -124,6 +126,7 @@ def assert_gone(evidence: dict[str, Any]) -> None:
         left = docker_client().containers.list(all=True, filters={"id": evidence["container"]})
         assert not left, f"container {evidence['container']} left behind"
         assert evidence["container"] not in restore.restore_ids(), f"runsc container {evidence['container']} left"
+        assert evidence["container"] not in criu.restore_ids(), f"runc container {evidence['container']} left"
     if evidence["uid"]:
         left = _living(processes_of_uid(evidence["uid"]))
         deadline = time.monotonic() + REAP_WAIT_S  # SIGKILLed stragglers leave /proc once init reaps them

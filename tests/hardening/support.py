@@ -130,16 +130,19 @@ def clear_workspace(target: Target) -> None:
 
 def container_fault(container_id: str, fault: str) -> None:
     """Do to a sandbox's container from the host what an operator or a crash would: ``kill`` (SIGKILL),
-    ``rm`` (forced removal) or ``pause`` (freeze). A container restored by the runsc restore path
-    (``PIXELBOX_RUNSC_RESTORE=1``) is runsc's, not Docker's, so it gets runsc's equivalent."""
+    ``rm`` (forced removal) or ``pause`` (freeze). A container restored by a restore path
+    (``PIXELBOX_RUNSC_RESTORE=1``, ``PIXELBOX_RUNC_RESTORE=1``) is runsc's or runc's, not Docker's, so
+    it gets that runtime's equivalent."""
     import subprocess
 
-    from pixelbox.runtime.backends import restore
+    from pixelbox.runtime.backends import criu, restore
 
+    command = {"kill": ["kill", container_id, "KILL"], "rm": ["delete", "--force", container_id]}
+    command["pause"] = ["pause", container_id]
     if container_id in restore.restore_ids():
-        command = {"kill": ["kill", container_id, "KILL"], "rm": ["delete", "--force", container_id]}
-        command["pause"] = ["pause", container_id]
         done = restore.runsc(*command[fault])
+    elif container_id in criu.restore_ids():
+        done = criu.runc(*command[fault])
     else:
         docker = {"kill": ["kill"], "rm": ["rm", "-f"], "pause": ["pause"]}[fault]
         done = subprocess.run(["docker", *docker, container_id], capture_output=True, text=True, timeout=60)

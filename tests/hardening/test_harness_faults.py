@@ -43,7 +43,7 @@ from pixelbox.harness.tasks import Task
 from pixelbox.harness.traces import Trace, read_trace
 from pixelbox.harness.web import DownloadLimits, ImgbbHost, JinaReader, SerperProvider, WebCache, WebTools
 from pixelbox.runtime import SandboxOptions
-from pixelbox.runtime.backends import restore
+from pixelbox.runtime.backends import criu, restore
 from pixelbox.runtime.docker_engine import docker_client
 from tests.conftest import find_leaks
 from tests.hardening.conftest import SECRET_VARS, backend_options
@@ -828,7 +828,7 @@ def test_container_killed_mid_episode(harness: Harness, how: str) -> None:
     assert lost["restarted"] and lost["state_lost"] and "kernel was replaced" in observations(trace)[1]["shown"]
     assert fresh["status"] == "ok" and fresh["stdout"] == "fresh\n" and not fresh["state_lost"]
     assert not docker_client().containers.list(all=True, filters={"id": container})
-    assert container not in restore.restore_ids()
+    assert container not in restore.restore_ids() and container not in criu.restore_ids()
 
 
 @pytest.fixture
