@@ -364,16 +364,20 @@ class DockerBackend(Backend):
         return self._restore
 
     def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
-        """``docker exec`` into the sandbox's container as its unprivileged uid, under coreutils ``timeout``.
+        """``docker exec`` into the sandbox's container as its unprivileged uid, under coreutils ``timeout``
+        (``runc exec`` for a kernel restored by the runc restore path).
 
         The container's limits (memory, pids, CPUs, read-only root, no network) hold for the
         command as for the kernel. ``timeout`` stops it at the deadline (TERM, then KILL a second
         later); the host stops reading shortly after that whatever happens in the container.
         """
-        if not isinstance(handle, DockerHandle):  # restored from a checkpoint: no Docker container
+        if isinstance(handle, criu.RuncRestoredHandle) and self._restore is not None:  # runc's, not Docker's
+            env = {**self._restore.image_env(), **self.environment(options), **spec.env}
+            return criu.run_command(handle, env, WORK_MOUNT, spec)
+        if not isinstance(handle, DockerHandle):  # restored from a runsc checkpoint: no Docker container
             raise BackendUnavailable(
-                "run_command needs a Docker container; this kernel was restored from a checkpoint "
-                "(PIXELBOX_RUNSC_RESTORE=1 or PIXELBOX_RUNC_RESTORE=1), which runs outside Docker"
+                "run_command needs a Docker container; this kernel was restored from a runsc checkpoint "
+                "(PIXELBOX_RUNSC_RESTORE=1), which runs outside Docker"
             )
         api = self.client.api
         argv = ["timeout", "--kill-after=1", f"{spec.timeout:g}", *spec.argv]

@@ -160,3 +160,24 @@ def test_a_restored_runc_kernel_is_confined_as_a_cold_one() -> None:
     assert seen == expected
     assert expected["unshare_user"] == "EPERM" and expected["Seccomp"] == "2"
     assert "/proc/keys" in expected["proc_masked_or_read_only"]
+
+
+def test_run_command_in_a_restored_runc_kernel(restored: dict[str, Any]) -> None:
+    """``runc exec`` stands in for ``docker exec``: the kernel's uid and workspace, the sandbox's own
+    environment (not the template's), exit codes, a missing program, the deadline, and the container's
+    seccomp profile for the command too."""
+    if restored["runtime"] != "runc":
+        pytest.skip("kernels restored by runsc run outside Docker and have no command runner")
+    with _fresh(restored, env={"ONLY_HERE": "sandbox-option"}) as sb:
+        whoami = sb.run_command(["sh", "-c", "id -u; pwd; echo $ONLY_HERE $PBX_X"], env={"PBX_X": "seen"})
+        assert whoami.ok and whoami.stdout.split() == ["1000", "/workspace", "sandbox-option", "seen"], whoami
+        failed = sb.run_command(["sh", "-c", "echo err >&2; exit 3"])
+        assert (failed.exit_code, failed.stderr) == (3, "err\n")
+        assert sb.run_command(["no-such-program-pbx"]).exit_code == 127
+        sb.run_command(["sh", "-c", "echo from-command > made.txt"])
+        assert _run(sb, "print(open('made.txt').read().strip())") == "from-command\n"
+        userns = "import ctypes, os; print(ctypes.CDLL(None, use_errno=True).unshare(0x10000000), ctypes.get_errno())"
+        assert sb.run_command(["python", "-c", userns]).stdout.split() == ["-1", "1"]  # EPERM: Docker's profile
+        slow = sb.run_command(["sleep", "60"], timeout=1)
+        assert slow.timed_out and slow.exit_code is None
+        assert _run(sb, "print('still here')") == "still here\n"
