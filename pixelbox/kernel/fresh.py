@@ -31,10 +31,13 @@ import random
 import socket
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from traitlets.config import Config
 
 KERNEL_ARGS = (
     "--IPKernelApp.no_stdout=False",
@@ -63,10 +66,20 @@ PRELOAD = (
     "tornado.platform.asyncio",
     "pdb",
     "faulthandler",
+    "IPython.core.logger",
+    "pixelbox.kernel.kernelapp",
     "pixelbox.kernel.plugins",
+    "pixelbox.kernel.patching",
     "pixelbox.kernel.streams",
+    "pixelbox.kernel.callenv",
     "pixelbox.kernel.policy",
     "pixelbox.kernel.imageio",
+    "pixelbox.kernel.imageio.cv2_hooks",
+    "pixelbox.kernel.imageio.imageio_hooks",
+    "pixelbox.kernel.imageio.ipython_hooks",
+    "pixelbox.kernel.imageio.mpl_hooks",
+    "pixelbox.kernel.imageio.open_hook",
+    "pixelbox.kernel.imageio.pil_hooks",
     "pixelbox.kernel.recorder",
     "pixelbox.kernel.atomic",
     "numpy",
@@ -75,12 +88,14 @@ PRELOAD = (
     "PIL.ImageEnhance",
     "PIL.ImageFilter",
     "PIL.ImageDraw",
+    "PIL.ImageMath",
     "cv2",
     "scipy.ndimage",
     "matplotlib",
     "matplotlib.pyplot",
 )
-"""Modules a primed process imports once: the kernel's own and the libraries model code uses."""
+"""Modules a primed process imports once: the kernel's own (every layer's, and what ipykernel and IPython
+import while a kernel starts and runs its first cell) and the libraries model code uses."""
 
 
 def without_debugger() -> None:
@@ -102,19 +117,62 @@ def preload(modules: tuple[str, ...] = PRELOAD) -> list[str]:
             importlib.import_module(name)
         except Exception as exc:  # a library absent from this interpreter: its kernels import it themselves
             missing.append(f"{name}: {exc}")
-    _warm_command_line()
+    with contextlib.suppress(Exception):
+        _warm_shell(_remember_options())
     return missing
 
 
-def _warm_command_line() -> None:
-    """Parse the kernel's command line once in a throwaway application, so the regular expressions
-    traitlets and argparse compile for it are in ``re``'s cache of every copy of this process (a
-    fifth of a forked kernel's start otherwise). Nothing of it is kept: no singleton, no sockets."""
-    from ipykernel.kernelapp import IPKernelApp
+def _remember_options() -> Config:
+    """Parse the kernel's options once, so every copy of this process skips traitlets' command-line
+    parser (:meth:`~pixelbox.kernel.kernelapp.SandboxKernelApp.remember_options`)."""
+    from pixelbox.kernel.kernelapp import SandboxKernelApp
 
-    with contextlib.suppress(Exception):
-        IPKernelApp().parse_command_line(["-f", "/nonexistent/kernel.json", *KERNEL_ARGS])
-    IPKernelApp.clear_instance()
+    return SandboxKernelApp.remember_options(KERNEL_ARGS)
+
+
+def _warm_shell(config: Config) -> None:
+    """Build one throwaway kernel shell and drop it, undoing what it did to the process.
+
+    Building the shell of a kernel forked from here then costs half as much, and its first cell
+    less (traitlets' and IPython's caches are filled, the input transformers' regular expressions
+    compiled, the display formatters' classes set up once). The throwaway shell lives in a
+    temporary directory and is gone before any fork: no singleton, no ``__main__``, no builtins,
+    no exit hook of it stay, and it starts no thread (the history is off in ``config``).
+    """
+    import atexit
+
+    from ipykernel.zmqshell import ZMQInteractiveShell
+
+    with _builtins_and_prompts_kept(), tempfile.TemporaryDirectory(prefix="pbx-warm-") as home:
+        shell = ZMQInteractiveShell(config=config, ipython_dir=home)
+        try:
+            shell.transform_cell("1\n")  # the input transformers' regular expressions (nothing runs)
+            if shell.display_formatter is not None:
+                shell.display_formatter.format(1)  # the formatters, made on first display
+        finally:
+            atexit.unregister(shell.atexit_operations)
+            shell.restore_sys_module_state()  # sys.modules["__main__"], the standard streams, excepthook
+
+
+@contextlib.contextmanager
+def _builtins_and_prompts_kept() -> Iterator[None]:
+    """Put the builtins module and ``sys.ps1``-``ps3`` back as they were (an IPython shell sets both)."""
+    import builtins
+
+    namespace = vars(builtins)
+    saved = dict(namespace)
+    prompts = {name: getattr(sys, name) for name in ("ps1", "ps2", "ps3") if hasattr(sys, name)}
+    try:
+        yield
+    finally:
+        for name in set(namespace) - set(saved):
+            del namespace[name]
+        namespace.update(saved)
+        for name in ("ps1", "ps2", "ps3"):
+            if name in prompts:
+                setattr(sys, name, prompts[name])
+            elif hasattr(sys, name):
+                delattr(sys, name)
 
 
 def adopt_environment(env: Mapping[str, str]) -> None:

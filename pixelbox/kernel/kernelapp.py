@@ -10,19 +10,29 @@ options all come from the command line (:data:`pixelbox.kernel.fresh.KERNEL_ARGS
 
 Its kernel (:class:`SandboxKernel`) answers the host's end-of-request marker
 (:data:`~pixelbox.contract.wire.END_MSG_TYPE`) with its ``idle`` alone.
+
+The options are the same for every kernel; only the connection file differs. A primed process
+(the zygote) parses them once (:meth:`SandboxKernelApp.remember_options`), and every kernel
+forked from it takes that parsed configuration instead of building traitlets' command-line
+parser again (a tenth of a forked kernel's start).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from copy import deepcopy
+from typing import Any, ClassVar
 
 from ipykernel.ipkernel import IPythonKernel
 from ipykernel.kernelapp import IPKernelApp
 from ipykernel.kernelbase import Kernel
 from traitlets import Type
+from traitlets.config import Config
 
 from pixelbox.contract.wire import END_MSG_TYPE
+
+PLACEHOLDER = "/nonexistent/kernel.json"
+"""The connection file of the throwaway parse: never read."""
 
 
 class SandboxKernel(IPythonKernel):
@@ -63,6 +73,44 @@ class SandboxKernelApp(IPKernelApp):
     """``IPKernelApp`` that loads no configuration file, runs no startup file and runs :class:`SandboxKernel`."""
 
     kernel_class = Type(SandboxKernel, klass=Kernel)
+    _parsed: ClassVar[dict[tuple[str, ...], tuple[Config, str]]] = {}
+    """Options parsed before (by :meth:`remember_options`) -> their configuration without the connection
+    file, and the section the parser put the connection file in."""
+
+    @classmethod
+    def remember_options(cls, options: tuple[str, ...]) -> Config:
+        """Parse ``-f PLACEHOLDER *options`` once in a throwaway application and keep the result, so
+        later kernels given ``-f FILE *options`` skip the parser; return the configuration.
+
+        Nothing of a sandbox is in it (the options are fixed), and the application is dropped:
+        no singleton, no sockets, no threads.
+        """
+        app = cls()
+        try:
+            app.parse_command_line(["-f", PLACEHOLDER, *options])
+            config = deepcopy(app.cli_config)
+        finally:
+            cls.clear_instance()
+        sections = [name for name, section in config.items() if section.get("connection_file") == PLACEHOLDER]
+        if len(sections) != 1:
+            raise ValueError(f"the kernel's options did not parse as expected: {config!r}")
+        del config[sections[0]]["connection_file"]
+        cls._parsed[tuple(options)] = (config, sections[0])
+        return config
+
+    def parse_command_line(self, argv: Any = None) -> None:
+        """As traitlets does, but from the remembered configuration when ``argv`` is ``-f FILE`` and
+        options parsed before (the same values the parser would give)."""
+        known = self._parsed.get(tuple(argv[2:])) if argv and len(argv) >= 2 and argv[0] == "-f" else None
+        if known is None:
+            super().parse_command_line(argv)
+            return
+        config = deepcopy(known[0])
+        config[known[1]].connection_file = argv[1]
+        self.argv = list(argv)
+        self.cli_config = config
+        self.update_config(config)
+        self.extra_args = []
 
     def load_config_file(self, *args: object, **kwargs: object) -> None:
         """Read no configuration file: the command line is the whole configuration."""

@@ -13,6 +13,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,6 +71,29 @@ print(json.dumps({
     "uuid4": str(uuid.uuid4()),
     "tempname": next(tempfile._get_candidate_names()),
     "authkey": bytes(multiprocessing.current_process().authkey).hex(),
+}))
+"""
+
+
+SETUP = r"""
+import json, sys
+from ipykernel.kernelapp import IPKernelApp
+from IPython.core.interactiveshell import InteractiveShell
+ip = get_ipython()
+app = IPKernelApp.instance()
+print(json.dumps({
+    "shell_is_the_singleton": ip is InteractiveShell.instance() and ip.kernel is app.kernel,
+    "ipython_dir": ip.ipython_dir,
+    "profile_dir": ip.profile_dir.location,
+    "connection_file": app.connection_file,
+    "config": {name: {k: str(v) for k, v in section.items()} for name, section in app.config.items()},
+    "argv": app.argv,
+    "history": ip.history_manager.enabled,
+    "xmode": ip.InteractiveTB.mode,
+    "main_is_the_user_module": sys.modules["__main__"] is ip.user_module,
+    "user_names": sorted(name for name in ip.user_ns if not name.startswith("_")),
+    "ipython_builtin": __IPYTHON__,
+    "execution_count": ip.execution_count,
 }))
 """
 
@@ -159,6 +184,79 @@ def test_random_state_differs_between_fresh_sandboxes(path: str) -> None:
     for source in draws[0]:
         values = [d[source] for d in draws]
         assert len(set(values)) == len(values), f"{source} repeated across fresh sandboxes: {values}"
+
+
+def test_a_forked_kernel_is_set_up_like_a_cold_one() -> None:
+    """What the zygote prepares before the fork (the kernel's parsed options, a throwaway shell that
+    warms IPython's caches) leaves a forked kernel set up exactly as a cold one: its own shell, its
+    sandbox's IPython directory and connection file, the same configuration and user namespace."""
+    facts = {}
+    for path in ("fast", "cold"):
+        with Sandbox(**LOCAL, fast_start=path == "fast") as sb:
+            assert sb.start_path == path
+            facts[path] = json.loads(_run(sb, SETUP).replace(str(sb.layout.root), "<sandbox>"))
+    assert facts["fast"] == facts["cold"]
+    assert facts["fast"]["shell_is_the_singleton"] and facts["fast"]["main_is_the_user_module"]
+    assert facts["fast"]["ipython_dir"] == "<sandbox>/home/.ipython"
+    assert facts["fast"]["connection_file"] == "<sandbox>/ipc/kernel.json"
+
+
+def test_the_zygotes_preload_leaves_one_thread_and_no_shell(tmp_path: Path) -> None:
+    """The zygote forks, so after its preload it must hold no thread, no IPython singleton and nothing
+    its throwaway shell set on the interpreter (builtins, ``__main__``, prompts, exit hooks)."""
+    script = (
+        "import atexit, builtins, json, sys, threading\n"
+        "before = (set(vars(builtins)), sys.modules['__main__'], atexit._ncallbacks())\n"
+        "from pixelbox.kernel.fresh import preload\n"
+        "from pixelbox.kernel.kernelapp import SandboxKernelApp\n"
+        "missing = preload()\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "from ipykernel.kernelapp import IPKernelApp\n"
+        "print(json.dumps({'missing': missing, 'threads': threading.active_count(),\n"
+        "    'builtins': sorted(set(vars(builtins)) ^ before[0]), 'main': sys.modules['__main__'] is before[1],\n"
+        "    'prompts': hasattr(sys, 'ps1'), 'shell': InteractiveShell.initialized(),\n"
+        "    'app': IPKernelApp.initialized(), 'remembered': len(SandboxKernelApp._parsed)}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report == {
+        "missing": [],
+        "threads": 1,
+        "builtins": [],
+        "main": True,
+        "prompts": False,
+        "shell": False,
+        "app": False,
+        "remembered": 1,
+    }
+
+
+def test_remembered_options_configure_the_app_as_the_parser_does() -> None:
+    """A forked kernel takes the options the zygote parsed: the same configuration, connection file and
+    command line as a parse of its own; other command lines still go through the parser."""
+    from pixelbox.kernel.fresh import KERNEL_ARGS
+    from pixelbox.kernel.kernelapp import SandboxKernelApp
+
+    def parsed(argv: list[str]) -> SandboxKernelApp:
+        app = SandboxKernelApp()
+        app.parse_command_line(argv)
+        SandboxKernelApp.clear_instance()
+        return app
+
+    argv = ["-f", "/sandbox/ipc/kernel.json", *KERNEL_ARGS]
+    SandboxKernelApp._parsed.clear()
+    parser = parsed(argv)
+    SandboxKernelApp.remember_options(KERNEL_ARGS)
+    try:
+        remembered = parsed(argv)
+        assert remembered.config == parser.config and remembered.cli_config == parser.cli_config
+        assert remembered.connection_file == "/sandbox/ipc/kernel.json" == parser.connection_file
+        assert remembered.argv == parser.argv and remembered.extra_args == parser.extra_args == []
+        other = parsed(["-f", "/x/kernel.json", "--InteractiveShell.xmode=Context"])
+        assert other.config.InteractiveShell.xmode == "Context"
+    finally:
+        SandboxKernelApp._parsed.clear()
 
 
 def _memory_holds(pid: int, needles: list[bytes]) -> list[bytes]:
