@@ -11,8 +11,9 @@ the workspace, first result) beside a fresh sandbox's cold start, and the in-pla
 the slower one on every backend: it must stop the old kernel (on docker, the old container's
 kernel) before starting the new one (runc 0.49 s vs 0.41 s, runsc 1.77 s vs 1.60 s, local
 0.38 s vs 0.30 s at the median).
-Before a sandbox joins the ready queue its kernel has answered the Jupyter handshake
-(``kernel_info`` on the shell and iopub channels), which is the health check.
+Before a sandbox joins the ready queue its kernel has passed the Jupyter handshake (its iopub
+greeted the host's subscription, or answered ``kernel_info`` on the shell and iopub channels), which
+is the health check.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from pixelbox.contract.wire import CONNECTION_FILE, END_MSG_TYPE, KINDS, READY_FILE, RECORD_MSG_TYPE, kind_of
+from pixelbox.runtime.dirwatch import DirectoryWatch
 from pixelbox.runtime.errors import KernelStartError, WorkspacePathError
 from pixelbox.runtime.execution import ErrorInfo, Output
 from pixelbox.runtime.outputs import CappedText, capped, save_bundle, strip_ansi
@@ -36,6 +37,11 @@ exception whose text is megabytes long, and every byte would reach the agent's c
 
 READY_MAX_BYTES = 64 * 1024
 """Cap on the kernel's ready file (a few hundred bytes in practice)."""
+READY_SLICE_S = 0.005
+"""Longest wait for the ready file between looks (and liveness checks) when no file event wakes the host."""
+WELCOME_WAIT_S = 0.5
+"""How long the handshake waits for the kernel's ``iopub_welcome`` before it asks ``kernel_info`` instead."""
+WELCOME_MSG_TYPE = "iopub_welcome"
 
 RunEnd = Literal["idle", "deadline", "dead"]
 
@@ -54,24 +60,25 @@ def write_connection_file(ipc_dir: Path, kernel_ipc_dir: str) -> dict[str, Any]:
 
 
 def wait_for_ready_file(ipc_dir: Path, deadline: float, alive: Callable[[], bool]) -> dict[str, Any]:
-    """Poll for the kernel's ``ready.json``; fail fast if the kernel process dies first.
+    """Wait for the kernel's ``ready.json``; fail fast if the kernel process dies first.
 
     Read without following links, never from a FIFO, capped, and parsed under guard: what is
     wrong is said without quoting the file (it is kernel-written and could hold anything).
     """
     path = ipc_dir / READY_FILE
-    while True:
-        try:
-            data = read_kernel_file(path, max_bytes=READY_MAX_BYTES)
-        except WorkspacePathError as exc:
-            raise KernelStartError(str(exc)) from None
-        if data is not None:
-            return _ready_record(data)
-        if not alive():
-            raise KernelStartError("the kernel exited before it was ready")
-        if time.monotonic() > deadline:
-            raise KernelStartError("the kernel did not become ready before the start timeout")
-        time.sleep(0.005)
+    with DirectoryWatch(ipc_dir) as watch:  # woken when the file lands; a look every slice regardless
+        while True:
+            try:
+                data = read_kernel_file(path, max_bytes=READY_MAX_BYTES)
+            except WorkspacePathError as exc:
+                raise KernelStartError(str(exc)) from None
+            if data is not None:
+                return _ready_record(data)
+            if not alive():
+                raise KernelStartError("the kernel exited before it was ready")
+            if time.monotonic() > deadline:
+                raise KernelStartError("the kernel did not become ready before the start timeout")
+            watch.wait(READY_SLICE_S)
 
 
 def _ready_record(data: bytes) -> dict[str, Any]:
@@ -184,8 +191,32 @@ class KernelChannel:
         self.client.load_connection_info(connection)  # type: ignore[arg-type]
         self.client.start_channels(hb=False)
 
-    def handshake(self, deadline: float, alive: Callable[[], bool]) -> dict[str, Any]:
-        """Round-trip ``kernel_info`` until iopub delivers too (PUB/SUB joins late)."""
+    def handshake(self, deadline: float, alive: Callable[[], bool]) -> None:
+        """Return once iopub delivers to this client (PUB/SUB joins late: what a kernel publishes
+        before the subscription has joined is lost).
+
+        The kernel's ``iopub_welcome`` (JEP 65, ipykernel 7) says so without a round trip: its
+        iopub socket sends it once this client's subscription has reached it (the ready file is
+        written after the sockets are bound, so the welcome comes at once). A kernel that does
+        not greet within :data:`WELCOME_WAIT_S` is asked ``kernel_info`` until its reply and an
+        iopub message of it have come. Requests sent after the welcome wait in the kernel's shell
+        socket until its loop runs, so the first cell follows at once.
+        """
+        if self._welcomed(min(deadline, time.monotonic() + WELCOME_WAIT_S), alive):
+            return
+        self._kernel_info_round_trip(deadline, alive)
+
+    def _welcomed(self, until: float, alive: Callable[[], bool]) -> bool:
+        while (remaining := until - time.monotonic()) > 0:
+            msg = receive(self.client.iopub_channel, min(POLL_SLICE_S, remaining))
+            if msg is not None and msg["header"].get("msg_type") == WELCOME_MSG_TYPE:
+                return True
+            if msg is None and not alive():
+                raise KernelStartError("the kernel exited during the start handshake")
+        return False
+
+    def _kernel_info_round_trip(self, deadline: float, alive: Callable[[], bool]) -> None:
+        """Round-trip ``kernel_info`` until iopub delivers too (a kernel that sends no welcome)."""
         while True:
             msg_id = self.client.kernel_info()
             saw_iopub = False
@@ -198,7 +229,7 @@ class KernelChannel:
                 if reply is None:
                     reply = self._shell_reply(msg_id, timeout=0.01)
             if saw_iopub and reply:
-                return dict(reply["content"])
+                return
             if time.monotonic() > deadline:
                 raise KernelStartError("the kernel did not answer kernel_info before the start timeout")
 
