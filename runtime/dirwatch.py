@@ -16,16 +16,17 @@ import select
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE = 0x8, 0x80, 0x100
 IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
 
-try:
+_init: Any = None
+_add_watch: Any = None
+with contextlib.suppress(OSError, AttributeError):  # not Linux: no watches, waits are sleeps
     _libc = ctypes.CDLL(None, use_errno=True)
     _init, _add_watch = _libc.inotify_init1, _libc.inotify_add_watch
     _add_watch.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
-except (OSError, AttributeError):  # not Linux
-    _init = _add_watch = None
 
 
 class DirectoryWatch:
