@@ -1,6 +1,7 @@
 """What the kernel states about an image file it captured: sha256, size, mtime, dimensions, mode, format.
 
-The kernel hashes the bytes it captured, at capture: the host re-reads and hashes every
+The kernel hashes the bytes it captured, at capture (as PIL writes them, or read back from the
+file for every other writer): the host re-reads and hashes every
 artifact anyway (it never trusts the kernel's other facts), and refuses one whose bytes no
 longer have the announced digest. Size and mtime alone would let a cell rewrite a captured file
 with bytes of the same length and restore its mtime.
@@ -30,12 +31,13 @@ class ImageFacts:
     format: str
 
 
-def read_facts(path: str) -> ImageFacts:
-    """Read the file's digest, size, mtime and image header (pixels are not decoded)."""
+def read_facts(path: str, sha256: str | None = None) -> ImageFacts:
+    """Read the file's digest, size, mtime and image header (pixels are not decoded); ``sha256`` is
+    the digest taken while the file was written (:mod:`~pixelbox.kernel.imageio.hashing`), when it was."""
     from PIL import Image
 
     info = os.stat(path)
-    digest = _sha256(path)
+    digest = sha256 if sha256 is not None else _sha256(path)
     try:
         with Image.open(path) as image:
             width, height = image.size

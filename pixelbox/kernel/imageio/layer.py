@@ -113,12 +113,13 @@ class IOLayer:
         obj: Any,
         pixels: int | None = None,
         site: CellSite | None = None,
+        digest: Callable[[], str | None] | None = None,
     ) -> tuple[T, dict[str, Any]]:
         """Capture one written or shown image (see :meth:`ArtifactStore.capture`) and link lineage."""
         where = site if site is not None else self.site()
         with self.guard():
             result, record = self.store.capture(
-                asked=asked, kind=kind, api=api, ext=ext, write=write, site=where, pixels=pixels
+                asked=asked, kind=kind, api=api, ext=ext, write=write, site=where, pixels=pixels, digest=digest
             )
             self._lineage(recorder_link.link_artifact, obj, record)
         return result, record

@@ -6,10 +6,12 @@ not at kernel start: no image can be saved, opened or shown before that import.
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pixelbox.kernel.imageio.convert import png_ready
+from pixelbox.kernel.imageio.hashing import HashingFile
 from pixelbox.kernel.imageio.layer import IOLayer
 from pixelbox.kernel.patching import Patcher
 
@@ -35,14 +37,55 @@ def install(layer: IOLayer, patcher: Patcher) -> None:
     layer.on_import("PIL.ImageShow", patch_show)
 
 
+HASHED_FORMATS = frozenset({"PNG", "JPEG"})
+"""Formats PIL writes front to back in one pass: their captures are hashed as they are written."""
+
+
+class HashedWrite:
+    """A capture's writer that lets PIL write PNG or JPEG into a :class:`HashingFile` (other formats,
+    and multi-frame or appending saves, to the path as before); :meth:`digest` is what it hashed."""
+
+    def __init__(self, save: Any, image: Image.Image, fmt: str | None, params: dict[str, Any]) -> None:
+        self.save, self.image, self.fmt, self.params = save, image, fmt, params
+        self.sha256: str | None = None
+
+    def __call__(self, path: str) -> None:
+        fmt = self.fmt or _format_of(path)
+        if fmt is None or fmt.upper() not in HASHED_FORMATS or self.params.get("save_all") or self.params.get("append"):
+            self.save(self.image, path, self.fmt, **self.params)
+            return
+        out = HashingFile(path)
+        try:
+            self.save(self.image, out, fmt, **self.params)
+        finally:
+            out.close()
+        self.sha256 = out.sha256
+
+    def digest(self) -> str | None:
+        return self.sha256
+
+
+def _format_of(path: str) -> str | None:
+    """The format PIL would pick for ``path`` from its extension (None if it knows none)."""
+    from PIL import Image
+
+    return Image.registered_extensions().get(os.path.splitext(path)[1].lower())
+
+
 def capture_shown(layer: IOLayer, image: Image.Image, kind: str, api: str) -> dict[str, Any]:
     """Write a PIL image that was shown or displayed as a new PNG artifact."""
+    from PIL import Image
 
-    def write(path: str) -> None:
-        png_ready(image).save(path, "PNG")
-
+    write = HashedWrite(Image.Image.save, png_ready(image), "PNG", {})
     _, record = layer.capture(
-        asked=None, kind=kind, api=api, ext=".png", write=write, obj=image, pixels=image.width * image.height
+        asked=None,
+        kind=kind,
+        api=api,
+        ext=".png",
+        write=write,
+        obj=image,
+        pixels=image.width * image.height,
+        digest=write.digest,
     )
     return record
 
@@ -53,10 +96,7 @@ def _save(layer: IOLayer, original: Any) -> Any:
         if target is None:
             return original(self, fp, format, **params)
         asked, ext = target
-
-        def write(path: str) -> None:
-            original(self, path, format, **params)
-
+        write = HashedWrite(original, self, format, params)
         layer.capture(
             asked=asked,
             kind="saved",
@@ -65,6 +105,7 @@ def _save(layer: IOLayer, original: Any) -> Any:
             write=write,
             obj=self,
             pixels=self.width * self.height,
+            digest=write.digest,
         )
         return None
 

@@ -126,8 +126,10 @@ class ArtifactStore:
         write: Callable[[str], T],
         site: CellSite,
         pixels: int | None = None,
+        digest: Callable[[], str | None] | None = None,
     ) -> tuple[T, dict[str, Any]]:
-        """Write one image with ``write(path)`` at a fresh path and announce it as an artifact."""
+        """Write one image with ``write(path)`` at a fresh path and announce it as an artifact;
+        ``digest()``, when given, is the sha256 ``write`` took of what it wrote (None if it could not)."""
         self._check_before(pixels)
         directed = self._directed(kind, api)
         if directed is not None:
@@ -136,7 +138,7 @@ class ArtifactStore:
             (path, index, why), replaced = self._reserve(asked, ext, kind), None
         try:
             result = write(path)
-            facts = read_facts(path)
+            facts = read_facts(path, digest() if digest is not None else None)
             self._check_after(facts)
         except BaseException:
             os.unlink(path)
