@@ -406,15 +406,7 @@ def restore_ids() -> list[str]:
 
 def remove_orphans(owned: Owned, report: CleanupReport) -> None:
     """Remove restored runc containers (and their pixelbox groups) whose owner ``owned`` accepts."""
-    for container in restore_ids():
-        owner = owner_of(f"/{container}")
-        if owner is not None and owned(owner):
-            runc("kill", "--all", container, "KILL")
-            done = runc("delete", "--force", container)
-            KernelCgroup(container, 0).remove()
-            (report.containers if done.returncode == 0 else report.errors).append(
-                container if done.returncode == 0 else f"runc container {container}: {done.stderr.strip()[-300:]}"
-            )
+    restore.remove_containers(restore_ids(), runc, owned, report, lambda c: KernelCgroup(c, 0).remove())
 
 
 def leftovers_of(pid: int, start: int | None) -> list[str]:
@@ -426,24 +418,11 @@ def facts(handle: RuncRestoredHandle, ready: dict[str, Any], options: SandboxOpt
     """The isolation facts of a restored runc kernel, as ``DockerBackend.facts`` gives them for a container."""
     interfaces = ready.get("interfaces") or []
     return {
-        "container": True,
-        "container_id": handle.container,
+        **restore.facts(handle, ready, options, options.pids),
         "runtime": "runc",
         "start": "runc restore (CRIU) of a checkpoint taken after the imports (PIXELBOX_RUNC_RESTORE=1)",
-        "network": f"none (no network namespace interfaces: {', '.join(interfaces) or 'none'})",
-        "network_isolated": True,
-        "user": f"uid {ready.get('uid')}",
-        "read_only_root": True,
-        "cap_drop": ["ALL"],
-        "security_opt": ["no-new-privileges", "seccomp (Docker's default profile)"],
+        "network": f"none (a network namespace of its own; interfaces: {', '.join(interfaces) or 'none'})",
+        "security_opt": ["no-new-privileges", "seccomp (Docker's default profile, as for a cold container)"],
         "memory_limit": f"the pixelbox cgroup {handle.group.path}",
         "cgroup_parent": handle.group.path,
-        "limits": {
-            "memory": handle.memory,
-            "memory_swap": handle.memory,
-            "pids": options.pids,
-            "nano_cpus": int(options.cpus * 1e9),
-            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={int(options.tmpfs_size)},mode=1777"},
-        },
-        "environment": "scrubbed (explicit allow-list only)",
     }

@@ -33,9 +33,10 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
 from pixelbox.runtime.backends.subreaper import Subreaper
@@ -362,16 +363,29 @@ def restore_ids() -> list[str]:
     return [line.strip() for line in done.stdout.splitlines() if line.strip()]
 
 
-def remove_orphans(owned: Owned, report: CleanupReport) -> None:
-    """Remove restored containers and checkpoint templates whose owner ``owned`` accepts."""
-    for container in restore_ids():
+def remove_containers(
+    ids: list[str],
+    control: Callable[..., subprocess.CompletedProcess[str]],
+    owned: Owned,
+    report: CleanupReport,
+    after: Callable[[str], object] = lambda container: None,
+) -> None:
+    """Kill and delete the containers among ``ids`` whose owner ``owned`` accepts, through ``control``
+    (the runtime's command line: :func:`runsc`, or runc's); ``after`` each one (its cgroups)."""
+    for container in ids:
         owner = owner_of(f"/{container}")
         if owner is not None and owned(owner):
-            runsc("kill", "--all", container, "KILL")
-            done = runsc("delete", "--force", container)
+            control("kill", "--all", container, "KILL")
+            done = control("delete", "--force", container)
+            after(container)
             (report.containers if done.returncode == 0 else report.errors).append(
-                container if done.returncode == 0 else f"runsc container {container}: {done.stderr.strip()[-300:]}"
+                container if done.returncode == 0 else f"{container}: {done.stderr.strip()[-300:]}"
             )
+
+
+def remove_orphans(owned: Owned, report: CleanupReport) -> None:
+    """Remove restored containers and checkpoint templates whose owner ``owned`` accepts."""
+    remove_containers(restore_ids(), runsc, owned, report)
     templates = CACHE / "templates"
     for directory in templates.glob("pbx-*") if templates.is_dir() else []:
         owner = owner_of(f"/{directory.name}-")
@@ -520,7 +534,15 @@ class RestorePath:
         return handle
 
 
-def facts(handle: RestoredHandle, ready: dict[str, Any], options: SandboxOptions, pids: int) -> dict[str, Any]:
+class Restored(Protocol):
+    """What the facts of a restored kernel are read from (runsc's handle, or runc's in :mod:`.criu`)."""
+
+    container: str
+    cgroup: str
+    memory: int
+
+
+def facts(handle: Restored, ready: dict[str, Any], options: SandboxOptions, pids: int) -> dict[str, Any]:
     """The isolation facts of a restored kernel, as ``DockerBackend.facts`` gives them for a container."""
     interfaces = ready.get("interfaces") or []
     return {

@@ -22,6 +22,7 @@ from pixelbox.runtime.backends import criu, restore
 from pixelbox.runtime.errors import BackendUnavailable
 from tests.conftest import require_backend
 from tests.runtime.test_fresh import DIRTY, PROBE, RANDOMS, _clean, _run
+from tests.runtime.test_lifecycle import test_cleanup_removes_what_a_killed_host_left_behind as killed_host_cleanup
 
 PATHS = {"runsc": restore, "runc": criu}
 """The restore path of each runtime: its switch, its availability check, its containers."""
@@ -181,3 +182,9 @@ def test_run_command_in_a_restored_runc_kernel(restored: dict[str, Any]) -> None
         slow = sb.run_command(["sleep", "60"], timeout=1)
         assert slow.timed_out and slow.exit_code is None
         assert _run(sb, "print('still here')") == "still here\n"
+
+
+def test_cleanup_removes_what_a_killed_host_restored(restored: dict[str, Any]) -> None:
+    """The lifecycle test on a restored kernel: after its host is SIGKILLed, the restored container,
+    its cgroups and the template are the dead owner's leftovers, and `pixelbox cleanup` removes them."""
+    killed_host_cleanup(restored)
