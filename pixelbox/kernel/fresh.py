@@ -195,9 +195,12 @@ def reseed() -> None:
     argument draws from the OS), OpenCV's ``theRNG``, and the ``multiprocessing`` authentication
     key (a secret drawn at import, used to authenticate its connections). ``os.urandom``,
     ``secrets``, ``uuid.uuid4`` and ``np.random.default_rng()`` read the OS each time and keep
-    no state; ``tempfile`` renews its name generator when it sees a new pid.
+    no state. ``tempfile``'s name generator is dropped (made anew on next use): it renews itself
+    when it sees a new pid, which a fork gives but a restored checkpoint does not (CRIU and runsc
+    restore the template's pid, so every restored kernel would draw the template's names).
     """
     random.seed()
+    tempfile._name_sequence = None  # type: ignore[attr-defined]
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed()
