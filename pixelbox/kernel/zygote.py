@@ -6,16 +6,21 @@ can enter). The host starts it (``pixelbox.runtime.backends.zygote``) and talks 
 channels: the zygote's stdin (its end means "exit") and stdout (one ``ready`` line once it
 listens), and one connection per kernel.
 
-Per connection the zygote forks at once and reads nothing: the child reads the
+The zygote keeps one child forked ahead of the next request, the *spare*: it has dropped what it
+inherited (below) and waits on a socket pair to the zygote, holding nothing else, so neither the
+fork of a ~120 MB process nor those first steps fall on a sandbox's start. Per connection the
+zygote passes the connection to the spare (``SCM_RIGHTS``) and forks the next spare; without a
+spare (it died) it forks at once. It reads nothing of the connection: the child reads the
 :class:`~pixelbox.contract.confine.ForkRequest` (environment, IPC directory, confinement) and the
-kernel's log descriptor from the connection. The zygote only writes on it: ``{"pid": N}`` after
+kernel's log descriptor from it. The zygote only writes on it: ``{"pid": N}`` after
 the fork and ``{"exit": CODE}`` once it has reaped the child (``CODE`` as ``subprocess`` gives it:
 negative for a signal). So no sandbox's environment, key or file ever passes through the
 zygote's memory, and the next child cannot inherit it.
 
-In the child, before anything of the request is read: a new session, default signal handlers,
-every descriptor of the zygote closed (the listening socket and the other kernels' connections
-above all: a kernel holding the listener could take the next sandbox's request). Then it takes
+In the child (the spare, as soon as it is forked), before anything of the request is read: a new
+session, default signal handlers, every descriptor of the zygote closed (the listening socket and
+the other kernels' connections above all: a kernel holding the listener could take the next
+sandbox's request). A spare whose zygote exits sees its link close and exits too. Then it takes
 its log as stderr, confines itself (:class:`~pixelbox.contract.confine.Confinement`: cgroups,
 network and mount namespaces, rlimits, its own uid, ``no_new_privs``), shows a cold kernel's
 command line in ``/proc`` (written over its inherited one), and runs phase two of a kernel
@@ -36,6 +41,7 @@ import signal
 import socket
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -47,13 +53,15 @@ CHILD_FAILED = 70
 
 
 class Zygote:
-    """The serving loop: accept, fork, report pids and exit codes."""
+    """The serving loop: accept, hand the connection to the spare (or fork), report pids and exit codes."""
 
     def __init__(self, path: Path) -> None:
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(path))
         self.listener.listen(64)
         self.children: dict[int, socket.socket] = {}
+        self.spare: tuple[int, socket.socket] | None = None
+        """The child forked ahead of the next request, and the zygote's end of its link."""
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
         self.selector = selectors.DefaultSelector()
@@ -64,43 +72,89 @@ class Zygote:
         signal.set_wakeup_fd(self.wake_w)
 
     def run(self) -> None:
-        """Serve until the host closes stdin."""
-        while True:
-            for key, _ in self.selector.select():
-                if key.data == "control" and not os.read(sys.stdin.fileno(), 4096):
-                    return
-                if key.data == "accept":
-                    self._accept()
-                elif key.data == "reap":
-                    os.read(self.wake_r, 4096)
-                    self._reap()
+        """Serve until the host closes stdin; the spare goes with the zygote."""
+        try:
+            self._refill()
+            while True:
+                for key, _ in self.selector.select():
+                    if key.data == "control" and not os.read(sys.stdin.fileno(), 4096):
+                        return
+                    if key.data == "accept":
+                        self._accept()
+                    elif key.data == "reap":
+                        os.read(self.wake_r, 4096)
+                        self._reap()
+        finally:
+            self._dismiss_spare()
 
     def _accept(self) -> None:
         try:
             conn, _ = self.listener.accept()
         except OSError:
             return
-        pid = os.fork()
-        if pid == 0:
-            self._become_kernel(conn)
+        pid = self._hand_to_spare(conn)
+        if pid is None:
+            pid = os.fork()
+            if pid == 0:
+                self._become_kernel(conn, lambda: conn)
         self.children[pid] = conn
         _say(conn, {"pid": pid})
+        self._refill()
+
+    def _refill(self) -> None:
+        """Fork the spare for the next request (its fork and first steps then cost the requester nothing)."""
+        if self.spare is not None:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            self._become_kernel(theirs, lambda: _await_connection(theirs))
+        theirs.close()
+        self.spare = (pid, ours)
+
+    def _hand_to_spare(self, conn: socket.socket) -> int | None:
+        """Pass ``conn`` to the spare, which becomes its kernel; its pid, or None when there is no spare."""
+        if self.spare is None:
+            return None
+        (pid, link), self.spare = self.spare, None
+        try:
+            socket.send_fds(link, [b"c"], [conn.fileno()])
+        except OSError:  # the spare is gone: fork as before
+            _kill(pid)
+            return None
+        finally:
+            link.close()
+        return pid
+
+    def _dismiss_spare(self) -> None:
+        if self.spare is not None:
+            (pid, link), self.spare = self.spare, None
+            link.close()
+            _kill(pid)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
     def _reap(self) -> None:
-        while self.children:
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            if self.spare is not None and self.spare[0] == pid:  # died waiting: make another
+                self.spare[1].close()
+                self.spare = None
+                self._refill()
             conn = self.children.pop(pid, None)
             if conn is not None:
                 _say(conn, {"exit": os.waitstatus_to_exitcode(status)})
                 conn.close()
 
-    def _become_kernel(self, conn: socket.socket) -> NoReturn:
-        """In the child: drop everything of the zygote, then read the request and serve."""
+    def _become_kernel(self, keep: socket.socket, connection: Callable[[], socket.socket | None]) -> NoReturn:
+        """In a child: drop everything of the zygote but ``keep``, then take the request's connection
+        (``keep`` itself, or for the spare what the zygote passes it on ``keep``), read it and serve."""
         code = CHILD_FAILED
         try:
             os.setsid()
@@ -108,8 +162,12 @@ class Zygote:
             for signum in (signal.SIGCHLD, signal.SIGTERM):
                 signal.signal(signum, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            self._close_inherited(conn)
-            _become(conn)
+            self._close_inherited(keep)
+            conn = connection()
+            if conn is None:  # a spare dismissed before any request: nothing to do
+                code = 0
+            else:
+                _become(conn)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 0
         except BaseException:
@@ -126,12 +184,27 @@ class Zygote:
         for other in self.children.values():
             other.close()
         self.children.clear()
+        self.spare = None
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(null, 1)
         os.close(null)
         os.closerange(3, keep.fileno())
         os.closerange(keep.fileno() + 1, 1 << 16)
+
+
+def _await_connection(link: socket.socket) -> socket.socket | None:
+    """In the spare: wait for the request's connection on ``link``; None when the zygote closes it."""
+    _, fds, _, _ = socket.recv_fds(link, 1, 1)
+    link.close()
+    if not fds:
+        return None
+    return socket.socket(fileno=fds[0])
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _become(conn: socket.socket) -> None:

@@ -323,6 +323,47 @@ def test_a_kernel_holds_nothing_of_the_zygote_and_cannot_reach_it() -> None:
         assert _run(sb, probe).strip() in ("PermissionError", "FileNotFoundError")  # private /tmp: not even seen
 
 
+def _spares_of(zygote: int) -> list[int]:
+    """The zygote's children that are not kernels yet (still showing the zygote's command line)."""
+    spares = []
+    for entry in Path("/proc").iterdir():
+        try:
+            ppid = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = entry.joinpath("cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == zygote and zygotes.ZYGOTE_MODULE.encode() in cmdline:
+            spares.append(int(entry.name))
+    return spares
+
+
+def test_the_spare_waits_with_nothing_becomes_the_next_kernel_and_goes_with_the_zygote() -> None:
+    """The zygote forks the next kernel ahead of its request (the spare): waiting, it holds nothing of
+    the zygote but its link (no listener, no kernel's connection); the next sandbox's kernel is that
+    process; and when the zygote dies the spare goes too."""
+    with Sandbox(**LOCAL) as first:
+        assert first.start_path == "fast"
+        (zygote,) = [z for z in zygotes.running() if z["ready"]]
+        deadline = time.monotonic() + 60
+        while not (spares := _spares_of(zygote["pid"])) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (spare,) = spares
+        assert _socket_inodes(spare) & _socket_inodes(zygote["pid"]) == set()
+        held = sorted(int(fd.name) for fd in Path(f"/proc/{spare}/fd").iterdir())
+        assert held[:3] == [0, 1, 2] and len(held) == 4 and len(_socket_inodes(spare)) == 1  # stdio and its link
+        with Sandbox(**LOCAL) as second:
+            assert second.start_path == "fast" and second.info.kernel["pid"] == spare
+            assert _run(second, "print('from the spare')") == "from the spare\n"
+            while not (spares := _spares_of(zygote["pid"])) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            (next_spare,) = spares
+            os.kill(zygote["pid"], signal.SIGKILL)
+            while not _dead(next_spare) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert _dead(next_spare), "the spare outlived its zygote"
+            assert _run(second, "print('still here')") == "still here\n"
+
+
 def test_fast_start_off_starts_cold_and_the_pool_refills_fast() -> None:
     """``fast_start=False`` starts cold; a pool's refills come from the fast path by default."""
     with Sandbox(fast_start=False, **LOCAL) as sb:
