@@ -19,8 +19,11 @@ parser again (a tenth of a forked kernel's start).
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from copy import deepcopy
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 from ipykernel.ipkernel import IPythonKernel
@@ -43,7 +46,16 @@ class SandboxKernel(IPythonKernel):
     flushed, its ``idle``) is already queued on iopub, and the marker's ``idle`` goes out behind it.
     That ``idle`` is all the marker gets: a full dispatch would add a ``busy``, a reply and two
     waits for the output streams' thread per cell, none of which the host reads.
+
+    It also skips ipykernel's list of every loaded module's file, made for a debugger the kernel does
+    not have (:func:`pixelbox.kernel.fresh.without_debugger`): in a kernel forked from the zygote that
+    list alone writes to some 1700 of the zygote's pages (the modules' and their file names' reference
+    counts), 7-10 ms of its start.
     """
+
+    def __init__(self, **kwargs: Any) -> None:
+        with _no_module_list():
+            super().__init__(**kwargs)
 
     async def dispatch_shell(self, msg: Any, /, subshell_id: str | None = None, *, concurrent: bool = False) -> None:
         """Publish a marker's ``idle`` (its signature checked); dispatch anything else as ipykernel does."""
@@ -67,6 +79,23 @@ class SandboxKernel(IPythonKernel):
         except Exception:  # not a message, or not a signed one: ipykernel's dispatch says so
             return None
         return dict(marker)
+
+
+@contextlib.contextmanager
+def _no_module_list() -> Iterator[None]:
+    """While ``IPythonKernel.__init__`` runs, show its module no loaded modules (its one use of ``sys``
+    there lists their files for the debugger); as it is when a debugger is available."""
+    from ipykernel import debugger, ipkernel
+
+    if debugger._is_debugpy_available:
+        yield
+        return
+    real = ipkernel.sys
+    ipkernel.sys = SimpleNamespace(modules={})  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        ipkernel.sys = real
 
 
 class SandboxKernelApp(IPKernelApp):

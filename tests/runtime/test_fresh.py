@@ -77,6 +77,7 @@ print(json.dumps({
 
 SETUP = r"""
 import json, sys
+import ipykernel.ipkernel
 from ipykernel.kernelapp import IPKernelApp
 from IPython.core.interactiveshell import InteractiveShell
 ip = get_ipython()
@@ -94,6 +95,7 @@ print(json.dumps({
     "user_names": sorted(name for name in ip.user_ns if not name.startswith("_")),
     "ipython_builtin": __IPYTHON__,
     "execution_count": ip.execution_count,
+    "debugger_module_list": ipykernel.ipkernel.sys is sys and app.kernel._kernel_modules,
 }))
 """
 
@@ -199,6 +201,7 @@ def test_a_forked_kernel_is_set_up_like_a_cold_one() -> None:
     assert facts["fast"]["shell_is_the_singleton"] and facts["fast"]["main_is_the_user_module"]
     assert facts["fast"]["ipython_dir"] == "<sandbox>/home/.ipython"
     assert facts["fast"]["connection_file"] == "<sandbox>/ipc/kernel.json"
+    assert facts["fast"]["debugger_module_list"] == []  # not made (no debugger), and ipkernel's sys is back
 
 
 def test_the_zygotes_preload_leaves_one_thread_and_no_shell(tmp_path: Path) -> None:
