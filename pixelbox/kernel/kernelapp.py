@@ -75,7 +75,7 @@ class SandboxKernel(IPythonKernel):
             header = json.loads(frame if isinstance(frame, bytes) else frame.bytes)
             if not isinstance(header, dict) or header.get("msg_type") != END_MSG_TYPE:
                 return None
-            marker = self.session.deserialize(parts, content=False, copy=False)
+            marker = self.session.deserialize(parts, copy=False)  # its signature remembered: no replay
         except Exception:  # not a message, or not a signed one: ipykernel's dispatch says so
             return None
         return dict(marker)
