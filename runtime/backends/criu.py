@@ -70,6 +70,10 @@ DOCKER_BUNDLES = (
 """Where Docker 20.10 (its own containerd, or the system's) keeps the OCI spec of a running container."""
 SECURITY_KEYS = ("seccomp", "maskedPaths", "readonlyPaths")
 EXIT_PATIENCE_S = 10.0
+RESTORE_OPTIONS = ("unprivileged", "verbosity=1")
+"""CRIU's options for a restore, from the file runc's ``org.criu.config`` annotation names (it overrides
+runc's own): the kernel-feature cache in ``--unprivileged`` mode, and a log of errors only (runc asks
+for a debug log of thousands of lines; about 30 ms a restore)."""
 
 
 def enabled() -> bool:
@@ -121,7 +125,7 @@ def wrappers() -> tuple[str, str]:
     CRIU_HOME.mkdir(mode=0o700, exist_ok=True)
     config = CRIU_HOME / "criu.conf"
     config.write_text("unprivileged\n")
-    (CRIU_HOME / "restore.conf").write_text("unprivileged\nverbosity=1\n")
+    (CRIU_HOME / "restore.conf").write_text("".join(f"{option}\n" for option in RESTORE_OPTIONS))
     WRAPPERS.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = f"export XDG_RUNTIME_DIR={CRIU_HOME} CRIU_CONFIG_FILE={config}\n"
     caps = _capabilities()
