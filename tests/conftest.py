@@ -42,6 +42,16 @@ def _docker_problem(runtime: str) -> str | None:
     return None
 
 
+def prepare_fresh(options: dict[str, Any]) -> None:
+    """Have the backend make its fast path for ``options`` ready ahead, as ``SandboxPool`` does (the runsc
+    restore path otherwise makes a checkpoint on an option set's second use)."""
+    from pixelbox.runtime.backends import choose_backend
+    from pixelbox.runtime.options import SandboxOptions
+
+    sandbox_options = SandboxOptions(**options)
+    choose_backend(sandbox_options)[0].prepare_fresh(sandbox_options)
+
+
 def require_backend(name: str) -> dict[str, Any]:
     """Return the options for backend ``name``, skipping or failing if it cannot run."""
     overrides = BACKENDS[name]

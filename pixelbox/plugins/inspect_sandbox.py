@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import secrets
+import shlex
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -210,7 +211,12 @@ class PixelboxSandboxEnvironment(SandboxEnvironment):
         container = info.isolation.get("container_id")
         if not container:
             raise NotImplementedError(f"a {info.backend} pixelbox sandbox has no container to connect to")
-        command = f"docker exec -it --workdir {self.sandbox.paths.workspace} {container} bash -l"
+        enter = info.isolation.get("enter")  # a kernel restored by runsc itself: runsc exec (no terminal)
+        command = (
+            shlex.join([*enter, "bash", "-l"])
+            if enter
+            else f"docker exec -it --workdir {self.sandbox.paths.workspace} {container} bash -l"
+        )
         return SandboxConnection(type=SANDBOX_NAME, command=command, container=str(container))
 
     def _relative(self, file: str) -> str:

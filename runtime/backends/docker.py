@@ -41,7 +41,7 @@ LOCAL_ENGINE = "http+docker://localhost"
 OWNER_LABEL = "pixelbox.owner-pid"
 OWNER_START_LABEL = "pixelbox.owner-start"
 """The owner's start time beside its pid: pids are reused, the pair is not."""
-CONTAINER_UID = 1000
+CONTAINER_UID = restore.CONTAINER_UID
 IPC_MOUNT = "/pixelbox/ipc"
 WORK_MOUNT = "/workspace"
 INPUTS_MOUNT = "/inputs"
@@ -336,19 +336,24 @@ class DockerBackend(Backend):
         )
 
     def prepare_fresh(self, options: SandboxOptions) -> None:
-        """With ``PIXELBOX_RUNSC_RESTORE=1`` (runsc) or ``PIXELBOX_RUNC_RESTORE=1`` (runc): start making
-        the checkpoint template."""
+        """Under runsc (unless ``PIXELBOX_RUNSC_RESTORE=0``) or with ``PIXELBOX_RUNC_RESTORE=1`` (runc): start
+        making the checkpoint template."""
         path = self._restore_path()
         if path is not None:
             path.template(options, self.environment(options.with_(env={})))
 
     def start_fresh(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle | None:
-        """A kernel restored from the checkpoint (opt-in, see :mod:`.restore` and :mod:`.criu`); None: start cold."""
+        """A kernel restored from the checkpoint (runsc: by default, :mod:`.restore`; runc: opt-in, :mod:`.criu`);
+        None: start cold."""
         path = self._restore_path()
         if path is None:
             return None
-        template = path.template(options, self.environment(options.with_(env={})))
-        if not template.ready(options.start_timeout):
+        env = self.environment(options.with_(env={}))
+        # runsc restores by default: an option set's checkpoint is made on its second use (or ahead by
+        # prepare_fresh); with the path asked for explicitly (runc's opt-in, PIXELBOX_RUNSC_RESTORE=1), on the first
+        on_demand = self.runtime == "runsc" and not restore.eager()
+        template = path.template_on_demand(options, env) if on_demand else path.template(options, env)
+        if template is None or not template.ready(options.start_timeout):
             return None
         return path.restore(template, layout, options, self.environment(options))
 
@@ -371,13 +376,15 @@ class DockerBackend(Backend):
         command as for the kernel. ``timeout`` stops it at the deadline (TERM, then KILL a second
         later); the host stops reading shortly after that whatever happens in the container.
         """
+        if isinstance(handle, restore.RestoredHandle):  # runsc's own container: runsc exec, as Docker would
+            return restore.run_command(handle, spec, {**self.environment(options), **spec.env}, WORK_MOUNT)
         if isinstance(handle, criu.RuncRestoredHandle) and self._restore is not None:  # runc's, not Docker's
             env = {**self._restore.image_env(), **self.environment(options), **spec.env}
             return criu.run_command(handle, env, WORK_MOUNT, spec)
-        if not isinstance(handle, DockerHandle):  # restored from a runsc checkpoint: no Docker container
+        if not isinstance(handle, DockerHandle):
             raise BackendUnavailable(
-                "run_command needs a Docker container; this kernel was restored from a runsc checkpoint "
-                "(PIXELBOX_RUNSC_RESTORE=1), which runs outside Docker"
+                "run_command needs a Docker container; this kernel was restored from a checkpoint "
+                "outside Docker and its runtime's restore path is gone"
             )
         api = self.client.api
         argv = ["timeout", "--kill-after=1", f"{spec.timeout:g}", *spec.argv]
@@ -405,7 +412,8 @@ class DockerBackend(Backend):
 
     def facts(self, handle: KernelHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
         if isinstance(handle, restore.RestoredHandle):
-            return restore.facts(handle, ready, options, options.pids + RUNSC_PIDS_HEADROOM)
+            entry = [*restore.exec_prefix(handle.container, WORK_MOUNT), handle.container]
+            return {**restore.facts(handle, ready, options, options.pids + RUNSC_PIDS_HEADROOM), "enter": entry}
         if isinstance(handle, criu.RuncRestoredHandle):
             return criu.facts(handle, ready, options)
         assert isinstance(handle, DockerHandle)

@@ -16,15 +16,20 @@ root file system is an export of the kernel image (cached per image id), and own
 the workspace convention: container ids and template directories are ``pbx-<pid>.<start>-...``,
 so ``pixelbox cleanup`` removes what a dead process left (:func:`remove_orphans`).
 
-Opt-in (``PIXELBOX_RUNSC_RESTORE=1``): measured on this machine (benchmarks/README.md, bench_fresh)
-a restore costs less CPU than a cold start but not less time under load, and the restored
-kernels share a hash secret; see the notes there.
+The default fast path of runsc (off with ``PIXELBOX_RUNSC_RESTORE=0``, and wherever it cannot run:
+without root, runsc or Docker's init). Measured on this machine (benchmarks/README.md, bench_fresh) a
+restore reaches the first result in about half the time and CPU of a cold start. What keeps it cheap:
+the detached sandboxes are children of a subreaper (:mod:`.subreaper`), so closing one is a kill and a
+reap instead of a wait for the VM's init, and the checkpoint is stored uncompressed (:mod:`.statefile`).
+Restored kernels share the template's hash secret and memory layout (docs/security.md).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -38,14 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pixelbox.runtime.backends import statefile
 from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
 from pixelbox.runtime.backends.subreaper import Subreaper
+from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner, write_host_file
 
 ENABLE_VARIABLE = "PIXELBOX_RUNSC_RESTORE"
-"""Host environment variable that turns the restore path on (``1``)."""
+"""Host environment variable: ``0`` turns the restore path off (it is on by default); ``1`` makes each
+option set's checkpoint on its first use, as :meth:`RestorePath.template` ahead of time does."""
 RUNSC = "/usr/bin/runsc"
 STATE_ROOT = Path("/run/pixelbox-runsc")
 """runsc's ``--root``: the state of the containers this module runs, apart from Docker's."""
@@ -55,6 +63,10 @@ RUNSC_FLAGS = ("--network=none", "--host-uds=all")
 bind mounts allowed (the kernel's ZMQ sockets in its IPC directory)."""
 ENV_FILE = "env.json"
 PARKED_FILE = "parked"
+CHECKPOINT_FILE = "checkpoint.img"
+"""What ``runsc checkpoint`` writes in its image directory; stored uncompressed (:mod:`.statefile`)."""
+CONTAINER_UID = 1000
+"""The kernel's uid and gid in the container (``DockerBackend``'s ``CONTAINER_UID``)."""
 TINI = "/usr/bin/docker-init"
 TINI_TARGET = os.path.realpath(TINI)
 """Docker's init (tini), bind-mounted as PID 1 like ``docker run --init``: it reaps zombies and
@@ -82,8 +94,24 @@ _SUBREAPER = Subreaper()
 
 
 def enabled() -> bool:
-    """Whether the restore path is switched on for this process."""
+    """Whether runsc sandboxes started with ``fast_start`` are restored in this process: by default
+    wherever the path can run (:func:`check_available`), not with ``PIXELBOX_RUNSC_RESTORE=0``."""
+    return os.environ.get(ENABLE_VARIABLE, "") != "0" and _available()
+
+
+def eager() -> bool:
+    """Whether a sandbox's first start with an option set waits for its checkpoint (``PIXELBOX_RUNSC_RESTORE=1``)
+    rather than starting cold and leaving it to the option set's second use (the default)."""
     return os.environ.get(ENABLE_VARIABLE, "") == "1"
+
+
+@functools.lru_cache(maxsize=1)
+def _available() -> bool:
+    try:
+        check_available()
+    except BackendUnavailable:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -180,7 +208,7 @@ def spec(
         "ociVersion": "1.0.2",
         "process": {
             "terminal": False,
-            "user": {"uid": 1000, "gid": 1000},
+            "user": {"uid": CONTAINER_UID, "gid": CONTAINER_UID},
             "args": args,
             "cwd": "/",
             "env": [f"{k}={v}" for k, v in env.items()],
@@ -259,6 +287,7 @@ class RestoredHandle(KernelHandle):
 
     def __init__(self, container: str, bundle: Path, memory: int, cgroup: str) -> None:
         self.container = container
+        self.sandbox_pid = next(iter(host_pids(container)), None)
         self.bundle = bundle
         self.memory = memory
         self.cgroup = cgroup
@@ -278,6 +307,10 @@ class RestoredHandle(KernelHandle):
             self.exit_code = status if isinstance(status, int) and status >= 0 else None
         except (OSError, ValueError):
             self.exit_code = None
+        if self.exit_code is None and self.sandbox_pid is not None and not self._killed:
+            # runsc wait lost the race with a sandbox that ended at once; the sandbox process exits
+            # with its container's status, which the subreaper saw when it reaped it
+            self.exit_code = _SUBREAPER.exit_status(self.sandbox_pid, CONTROL_TIMEOUT_S)
         self.exited.set()
 
     def alive(self) -> bool:
@@ -301,6 +334,7 @@ class RestoredHandle(KernelHandle):
 
     def kill(self) -> None:
         """Stop the sandbox and remove its container state and bundle; never raises."""
+        self._killed = True
         with contextlib.suppress(Exception):
             stop(self.container, self.bundle)
         self.exited.wait(5.0)
@@ -321,6 +355,45 @@ def stop(container: str, bundle: Path) -> None:
     else:
         runsc("kill", "--all", container, "KILL")
     runsc("delete", "--force", container)
+
+
+def exec_prefix(container: str, workdir: str) -> list[str]:
+    """``runsc exec`` into a restored container as its unprivileged user (what ``docker exec`` runs under
+    runsc): the container's capabilities (none) and environment, ``workdir`` as the directory."""
+    user = f"{CONTAINER_UID}:{CONTAINER_UID}"
+    return [RUNSC, "--root", str(STATE_ROOT), "exec", "--user", user, "--cwd", workdir]
+
+
+def run_command(handle: RestoredHandle, spec: CommandSpec, env: dict[str, str], workdir: str) -> Captured:
+    """``spec`` beside a restored kernel, as ``DockerBackend.run_command`` runs it in a Docker container:
+    under coreutils ``timeout`` in the container (TERM at the deadline, KILL a second later), the host
+    reading its output until a little after that."""
+    argv = [
+        *exec_prefix(handle.container, workdir),
+        *(f"--env={key}={value}" for key, value in env.items()),
+        handle.container,
+        "timeout",
+        "--kill-after=1",
+        f"{spec.timeout:g}",
+        *spec.argv,
+    ]
+    started = time.monotonic()
+    captured = run_process(
+        lambda: subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        ),
+        dataclasses.replace(spec, timeout=spec.timeout + 1 + DRAIN_S),
+    )
+    overran = time.monotonic() - started >= spec.timeout
+    captured.timed_out = captured.timed_out or (captured.exit_code in (124, 137) and overran)
+    if captured.timed_out:
+        captured.exit_code = None
+    return captured
+
+
+def subreaper_command_cpu() -> float:
+    """CPU-seconds of the runsc commands this process ran under the subreaper (``run``, ``restore``)."""
+    return _SUBREAPER.command_cpu
 
 
 def container_cgroup(container: str) -> str:
@@ -433,6 +506,8 @@ class RestorePath:
         self.mounts = mounts
         self.pids_headroom = pids_headroom
         self._templates: dict[str, Template] = {}
+        self._asked: set[str] = set()
+        """Keys a sandbox asked for once (see :meth:`template_on_demand`)."""
         self._lock = threading.Lock()
         self._image_env: dict[str, str] | None = None
 
@@ -453,6 +528,23 @@ class RestorePath:
                 template = self._templates[key] = Template(key, lambda t: self._build(t, options, full))
             return template
 
+    def template_on_demand(self, options: SandboxOptions, env: dict[str, str]) -> Template | None:
+        """The template a sandbox start may wait for, None to start cold. A checkpoint costs a few cold
+        starts, so it is made when a key is asked for the second time (or ahead, :meth:`template`, by
+        ``prepare_fresh`` and the pool): an option set used once never pays for one. A key whose
+        checkpoint failed starts cold from then on (no new attempt per sandbox)."""
+        full = {**self.image_env(), **env}
+        key = template_key(self.image_id, full, options, self.engine)
+        with self._lock:
+            template = self._templates.get(key)
+            if template is not None:
+                return None if template.failed() else template
+            if key not in self._asked:
+                self._asked.add(key)
+                return None
+            template = self._templates[key] = Template(key, lambda t: self._build(t, options, full))
+            return template
+
     def _binds(self, ipc: Path, work: Path, inputs: Path) -> dict[str, tuple[Path, bool]]:
         return {self.mounts.ipc: (ipc, True), self.mounts.workspace: (work, True), self.mounts.inputs: (inputs, False)}
 
@@ -470,7 +562,7 @@ class RestorePath:
         for name, path in dirs.items():
             path.mkdir(parents=True, mode=0o700 if name == "bundle" else 0o755)
             if name in ("ipc", "work"):
-                os.chown(path, 1000, 1000)
+                os.chown(path, CONTAINER_UID, CONTAINER_UID)
         container = f"{template.root.name}-t{uuid.uuid4().hex[:8]}"
         binds = self._binds(dirs["ipc"], dirs["work"], dirs["inputs"])
         config = spec(
@@ -499,6 +591,7 @@ class RestorePath:
             saved = runsc("checkpoint", "--image-path", str(template.image), container, timeout=TEMPLATE_TIMEOUT_S)
             if saved.returncode != 0:
                 raise BackendUnavailable(f"runsc checkpoint failed: {saved.stderr.strip()[-500:]}")
+            statefile.store_uncompressed(template.image / CHECKPOINT_FILE)
         finally:
             stop(container, dirs["bundle"])
 
@@ -549,7 +642,7 @@ def facts(handle: Restored, ready: dict[str, Any], options: SandboxOptions, pids
         "container": True,
         "container_id": handle.container,
         "runtime": "runsc",
-        "start": "runsc restore of a checkpoint taken after the imports (PIXELBOX_RUNSC_RESTORE=1)",
+        "start": "runsc restore of a checkpoint taken after the imports (off: PIXELBOX_RUNSC_RESTORE=0)",
         "network": f"none (runsc --network=none; interfaces: {', '.join(interfaces) or 'none'})",
         "network_isolated": True,
         "user": f"uid {ready.get('uid')}",

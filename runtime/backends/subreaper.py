@@ -20,7 +20,9 @@ The file is both the client (:class:`Subreaper`) and the supervisor's program (r
 Protocol, one JSON object per line. Host -> supervisor: ``{"id": n, "argv": [...], "log": path}``
 (run a command), ``{"id": n, "kill": true}`` (stop a command that timed out), ``{"id": n, "pids":
 [...], "tag": t}`` (SIGKILL those adopted children if their command lines contain ``t``; answer when
-they are reaped). Supervisor -> host: ``{"id": n, "code": c}`` (exit code, negative for a signal) or
+they are reaped), ``{"id": n, "exited": p}`` (the exit code of adopted child ``p``, once reaped).
+Supervisor -> host: ``{"id": n, "code": c, "cpu": s}`` (exit code, negative for a signal; a
+command's CPU-seconds) or
 ``{"id": n, "error": "..."}``.
 """
 
@@ -36,6 +38,8 @@ import threading
 from typing import IO, Any
 
 PR_SET_CHILD_SUBREAPER = 36
+KEPT_EXITS = 4096
+"""How many exit codes of adopted children the supervisor remembers."""
 START_TIMEOUT_S = 10.0
 
 
@@ -55,9 +59,13 @@ class _Supervisor:
         self.replies = replies
         self.lock = threading.Lock()
         self.running: dict[int, int] = {}
+        self.killing: set[int] = set()
+        """Requests that kill adopted children (their exit codes are recorded too)."""
         self.outstanding: dict[int, int] = {}
         """Request id -> how many of its processes are still to be reaped."""
         self.spawned = threading.Event()
+        self.exits: dict[int, int] = {}
+        """Exit codes of adopted children by pid, the most recent :data:`KEPT_EXITS`."""
 
     def _send(self, message: dict[str, Any]) -> None:
         """Write one reply (the caller holds the lock)."""
@@ -107,6 +115,7 @@ class _Supervisor:
             for pid in pids:
                 os.kill(pid, 9)
             self._expect(request["id"], pids)
+            self.killing.add(request["id"])
 
     def reap(self) -> None:
         """Reap every child as soon as it dies: our commands and killed sandboxes (answered), and adopted
@@ -121,14 +130,32 @@ class _Supervisor:
             if info is None:
                 continue
             with self.lock:
-                _, status = os.waitpid(info.si_pid, 0)
+                _, status, usage = os.wait4(info.si_pid, 0)
                 request_id = self.running.pop(info.si_pid, None)
+                if request_id is None or request_id in self.killing:
+                    self._record(info.si_pid, os.waitstatus_to_exitcode(status))
                 if request_id is None:
                     continue
                 self.outstanding[request_id] -= 1
                 if self.outstanding[request_id] == 0:
                     del self.outstanding[request_id]
-                    self._send({"id": request_id, "code": os.waitstatus_to_exitcode(status)})
+                    self.killing.discard(request_id)
+                    cpu = usage.ru_utime + usage.ru_stime
+                    self._send({"id": request_id, "code": os.waitstatus_to_exitcode(status), "cpu": cpu})
+
+    def _record(self, pid: int, code: int) -> None:
+        """Keep an adopted child's exit code (the caller holds the lock)."""
+        self.exits.pop(pid, None)
+        self.exits[pid] = code
+        while len(self.exits) > KEPT_EXITS:
+            del self.exits[next(iter(self.exits))]
+
+    def exit_status(self, request: dict[str, Any]) -> None:
+        """Answer with the exit code of the adopted child ``request['exited']`` (the last one of that pid)."""
+        with self.lock:
+            code = self.exits.get(int(request["exited"]))
+            answer = {"code": code} if code is not None else {"error": f"no exit of process {request['exited']} known"}
+            self._send({"id": request["id"], **answer})
 
 
 def _is_adopted(pid: int, tag: str) -> bool:
@@ -154,6 +181,8 @@ def main() -> None:
             supervisor.kill_request(request["id"])
         elif "pids" in request:
             supervisor.kill_children(request)
+        elif "exited" in request:
+            supervisor.exit_status(request)
         else:
             supervisor.spawn(request)
     os._exit(0)
@@ -164,6 +193,7 @@ class _Call:
         self.done = threading.Event()
         self.code: int | None = None
         self.error: str | None = None
+        self.cpu = 0.0
 
 
 class Subreaper:
@@ -175,6 +205,8 @@ class Subreaper:
         self._owner = 0
         self._calls: dict[int, _Call] = {}
         self._next = 0
+        self.command_cpu = 0.0
+        """CPU-seconds of the commands run so far (user + system, from their reaped rusage)."""
 
     def _started(self) -> subprocess.Popen[str]:
         """The running supervisor (caller holds the lock)."""
@@ -202,6 +234,7 @@ class Subreaper:
                     call = self._calls.pop(message["id"], None)
                 if call is not None:
                     call.code, call.error = message.get("code"), message.get("error")
+                    call.cpu = float(message.get("cpu") or 0.0)
                     call.done.set()
         with self._lock:  # the supervisor died: fail what it still owed
             calls = list(self._calls.values()) if self._process is process else []
@@ -242,6 +275,8 @@ class Subreaper:
             raise subprocess.TimeoutExpired(argv, timeout)
         if call.error is not None or call.code is None:
             raise OSError(f"the subreaper could not run {argv[0]}: {call.error}")
+        with self._lock:
+            self.command_cpu += call.cpu
         return call.code
 
     def kill_children(self, pids: list[int], tag: str, timeout: float) -> bool:
@@ -250,6 +285,12 @@ class Subreaper:
         (False: not its children, or not gone in time)."""
         call = self._call({"pids": pids, "tag": tag}, timeout, start=False)
         return call is not None and call.error is None
+
+    def exit_status(self, pid: int, timeout: float) -> int | None:
+        """The exit code of the supervisor's adopted child ``pid`` once it has been reaped (a sandbox
+        process exits with its container's status); None when unknown."""
+        call = self._call({"exited": pid}, timeout, start=False)
+        return call.code if call is not None and call.error is None else None
 
     def pid(self) -> int | None:
         """The supervisor's pid while it runs."""

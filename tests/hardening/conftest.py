@@ -26,7 +26,7 @@ from PIL import Image
 from pixelbox.runtime import Sandbox
 from pixelbox.runtime.backends import criu, restore
 from pixelbox.runtime.backends.cgroups import pixelbox_groups
-from tests.conftest import require_backend
+from tests.conftest import prepare_fresh, require_backend
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, Target, assert_usable
 
 DEFAULT_BACKENDS = ("local", "runc", "runsc")
@@ -70,6 +70,8 @@ def shared(request: pytest.FixtureRequest, input_image: Path) -> Iterator[tuple[
     with pytest.MonkeyPatch.context() as env:
         for var in SECRET_VARS:
             env.setenv(var, HOST_SECRET)
+        if restore_requested(options):  # the checkpoint ahead, as a pool makes it (else the first start is cold)
+            prepare_fresh(options)
         sb = Sandbox(inputs=[input_image], **options)
         try:
             fast_local = options["backend"] == "local" and options.get("fast_start", True)
@@ -98,10 +100,12 @@ def target(shared: tuple[str, Sandbox], request: pytest.FixtureRequest) -> Itera
 
 
 def restore_requested(options: dict[str, Any]) -> bool:
-    """Whether a container sandbox is to be restored from a checkpoint (``PIXELBOX_RUNSC_RESTORE=1`` on
-    runsc, ``PIXELBOX_RUNC_RESTORE=1`` on runc)."""
+    """Whether a container sandbox is to be restored from a checkpoint: on runsc by default where the
+    restore path can run (not with ``PIXELBOX_RUNSC_RESTORE=0``), on runc with ``PIXELBOX_RUNC_RESTORE=1``;
+    never with ``fast_start=False``."""
     runtime = options.get("runtime")
-    return (runtime == "runsc" and restore.enabled()) or (runtime == "runc" and criu.enabled())
+    wanted = (runtime == "runsc" and restore.enabled()) or (runtime == "runc" and criu.enabled())
+    return wanted and options.get("fast_start", True)
 
 
 def leftovers_of(sb: Sandbox) -> dict[str, Any]:

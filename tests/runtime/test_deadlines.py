@@ -103,7 +103,8 @@ def test_container_oom_kill_is_recorded_by_pixelbox_group(docker_backend: dict[s
     """
     if not DockerBackend(docker_backend["runtime"]).memory_groups:
         pytest.skip("pixelbox groups need root, Docker's cgroupfs driver and an engine on this host")
-    with Sandbox(policy=False, memory="400m", **docker_backend) as sb:
+    # a Docker container (fast_start off: under runsc the fast path restores outside Docker)
+    with Sandbox(policy=False, memory="400m", fast_start=False, **docker_backend) as sb:
         assert sb.info.isolation["memory_limit"].startswith("pixelbox cgroup"), sb.info.isolation
         handle = sb._handle
         assert isinstance(handle, DockerHandle) and handle.group is not None

@@ -20,7 +20,7 @@ import pytest
 from pixelbox.runtime import Sandbox
 from pixelbox.runtime.backends import criu, restore
 from pixelbox.runtime.errors import BackendUnavailable
-from tests.conftest import require_backend
+from tests.conftest import prepare_fresh, require_backend
 from tests.runtime.test_fresh import DIRTY, PROBE, RANDOMS, _clean, _run
 from tests.runtime.test_lifecycle import test_cleanup_removes_what_a_killed_host_left_behind as killed_host_cleanup
 
@@ -47,6 +47,7 @@ def _restored_ids(options: dict[str, Any]) -> list[str]:
 
 
 def _fresh(options: dict[str, Any], **extra: Any) -> Sandbox:
+    prepare_fresh({**options, **extra})
     sb = Sandbox(**{**options, **extra})
     assert sb.start_path == "fast", sb.info.kernel
     return sb
@@ -163,12 +164,10 @@ def test_a_restored_runc_kernel_is_confined_as_a_cold_one() -> None:
     assert "/proc/keys" in expected["proc_masked_or_read_only"]
 
 
-def test_run_command_in_a_restored_runc_kernel(restored: dict[str, Any]) -> None:
-    """``runc exec`` stands in for ``docker exec``: the kernel's uid and workspace, the sandbox's own
-    environment (not the template's), exit codes, a missing program, the deadline, and the container's
-    seccomp profile for the command too."""
-    if restored["runtime"] != "runc":
-        pytest.skip("kernels restored by runsc run outside Docker and have no command runner")
+def test_run_command_in_a_restored_kernel(restored: dict[str, Any]) -> None:
+    """``runc exec`` / ``runsc exec`` stand in for ``docker exec``: the kernel's uid and workspace, the
+    sandbox's own environment (not the template's), exit codes, a missing program, the deadline, and on
+    runc the container's seccomp profile for the command too."""
     with _fresh(restored, env={"ONLY_HERE": "sandbox-option"}) as sb:
         whoami = sb.run_command(["sh", "-c", "id -u; pwd; echo $ONLY_HERE $PBX_X"], env={"PBX_X": "seen"})
         assert whoami.ok and whoami.stdout.split() == ["1000", "/workspace", "sandbox-option", "seen"], whoami
@@ -178,7 +177,8 @@ def test_run_command_in_a_restored_runc_kernel(restored: dict[str, Any]) -> None
         sb.run_command(["sh", "-c", "echo from-command > made.txt"])
         assert _run(sb, "print(open('made.txt').read().strip())") == "from-command\n"
         userns = "import ctypes, os; print(ctypes.CDLL(None, use_errno=True).unshare(0x10000000), ctypes.get_errno())"
-        assert sb.run_command(["python", "-c", userns]).stdout.split() == ["-1", "1"]  # EPERM: Docker's profile
+        if restored["runtime"] == "runc":  # EPERM: Docker's profile (gVisor has its own user namespaces)
+            assert sb.run_command(["python", "-c", userns]).stdout.split() == ["-1", "1"]
         slow = sb.run_command(["sleep", "60"], timeout=1)
         assert slow.timed_out and slow.exit_code is None
         assert _run(sb, "print('still here')") == "still here\n"
@@ -188,3 +188,34 @@ def test_cleanup_removes_what_a_killed_host_restored(restored: dict[str, Any]) -
     """The lifecycle test on a restored kernel: after its host is SIGKILLed, the restored container,
     its cgroups and the template are the dead owner's leftovers, and `pixelbox cleanup` removes them."""
     killed_host_cleanup(restored)
+
+
+COMMAND = "id; grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/self/status; ulimit -n; ulimit -f; pwd; hostname; echo $PBX_X"
+
+
+def test_runsc_restores_by_default_and_its_kernel_and_commands_are_confined_as_cold_ones() -> None:
+    """Without the variable a runsc option set starts cold once and is restored from its second sandbox
+    on; with ``PIXELBOX_RUNSC_RESTORE=0`` it starts cold. The restored kernel and a command run beside it
+    (``runsc exec``, as ``docker exec`` under runsc) see the same uid, capabilities, rlimits, read-only
+    and masked paths, interfaces and environment as in the cold Docker container."""
+    options = {**require_backend("runsc"), "policy": False, "timeout": 60, "memory": "900m"}  # a key of its own
+    try:
+        restore.check_available()
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    seen: list[tuple[str, Any]] = []
+    for variable in ("0", None, None):
+        with pytest.MonkeyPatch.context() as env:
+            if variable is None:
+                env.delenv(restore.ENABLE_VARIABLE, raising=False)
+            else:
+                env.setenv(restore.ENABLE_VARIABLE, variable)
+            with Sandbox(**options) as sb:
+                command = sb.run_command(["sh", "-c", COMMAND], env={"PBX_X": "given"})
+                assert command.exit_code == 0, command.stderr
+                seen.append((sb.start_path, (json.loads(_run(sb, CONFINEMENT)), command.stdout)))
+    assert [path for path, _ in seen] == ["cold", "cold", "fast"]
+    assert seen[2][1] == seen[0][1]
+    kernel, output = seen[2][1]
+    assert kernel["Uid"].split()[0] == "1000" and kernel["CapEff"] == "0000000000000000"
+    assert output.startswith("uid=1000") and output.endswith("/workspace\nsandbox\ngiven\n")

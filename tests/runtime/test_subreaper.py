@@ -93,3 +93,16 @@ def test_no_supervisor_is_started_just_to_kill(tmp_path: Path) -> None:
     reaper = Subreaper()
     assert reaper.kill_children([os.getpid()], "anything", timeout=5) is False
     assert reaper.pid() is None
+
+
+def test_the_exit_code_of_an_adopted_child_is_kept(reaper: Subreaper, tmp_path: Path) -> None:
+    """A sandbox process exits with its container's status: the supervisor keeps it for the host."""
+    pid_file = tmp_path / "pid"
+    script = f"sh -c 'sleep 0.2; exit 139' & echo $! > {pid_file}"
+    assert reaper.run(["/bin/sh", "-c", script], str(tmp_path / "log"), timeout=30) == 0
+    orphan = int(pid_file.read_text())
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{orphan}").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert reaper.exit_status(orphan, timeout=30) == 139
+    assert reaper.exit_status(os.getpid(), timeout=30) is None
