@@ -33,6 +33,7 @@ import glob
 import json
 import os
 import shutil
+import stat
 import subprocess
 import threading
 import time
@@ -122,7 +123,7 @@ def _capabilities() -> str:
 def wrappers() -> tuple[str, str]:
     """The ``--criu`` programs runc is given: (dump as uid 1000 with root's capabilities, restore)."""
     criu = find_criu()
-    CRIU_HOME.mkdir(mode=0o700, exist_ok=True)
+    _private_directory(CRIU_HOME)
     config = CRIU_HOME / "criu.conf"
     config.write_text("unprivileged\n")
     (CRIU_HOME / "restore.conf").write_text("".join(f"{option}\n" for option in RESTORE_OPTIONS))
@@ -141,6 +142,16 @@ def wrappers() -> tuple[str, str]:
         partial.replace(path)
         paths.append(str(path))
     return paths[0], paths[1]
+
+
+def _private_directory(path: Path) -> None:
+    """Make ``path`` root's own directory (0700), or refuse one someone else made first: CRIU runs as
+    root with the configuration it finds there, and ``/dev/shm`` is writable by every user."""
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    found = os.lstat(path)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != 0 or found.st_mode & 0o077:
+        raise BackendUnavailable(f"{path} is not a directory of root's alone (mode 0700); refusing to run CRIU with it")
 
 
 def runc(*args: str, timeout: float = restore.CONTROL_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
@@ -163,6 +174,7 @@ def docker_security(client: Any, image: str) -> dict[str, Any]:
         command=["sleep", "60"],
         detach=True,
         init=True,
+        runtime="runc",
         user=f"{KERNEL_UID}:{KERNEL_UID}",
         network_mode="none",
         read_only=True,

@@ -12,7 +12,9 @@ container kernel must (interrupt, crash reasons, limits, cleanup of everything i
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -219,3 +221,24 @@ def test_runsc_restores_by_default_and_its_kernel_and_commands_are_confined_as_c
     kernel, output = seen[2][1]
     assert kernel["Uid"].split()[0] == "1000" and kernel["CapEff"] == "0000000000000000"
     assert output.startswith("uid=1000") and output.endswith("/workspace\nsandbox\ngiven\n")
+
+
+def test_criu_refuses_a_configuration_directory_someone_else_made(tmp_path: Path) -> None:
+    """CRIU runs as root with the configuration in its directory on ``/dev/shm`` (writable by every
+    user): one made by another user, open to others, or a link is refused, never used."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (the directory must be root's)")
+    planted = tmp_path / "theirs"
+    planted.mkdir(mode=0o700)
+    os.chown(planted, 1000, 1000)
+    (tmp_path / "link").symlink_to(tmp_path / "mine")
+    for path in (planted, tmp_path / "link"):
+        with pytest.raises(BackendUnavailable, match="root's alone"):
+            criu._private_directory(path)
+    opened = tmp_path / "open"
+    opened.mkdir()
+    opened.chmod(0o755)
+    with pytest.raises(BackendUnavailable):
+        criu._private_directory(opened)
+    criu._private_directory(tmp_path / "mine")
+    assert (tmp_path / "mine").stat().st_mode & 0o777 == 0o700
