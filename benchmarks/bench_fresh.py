@@ -50,7 +50,7 @@ from _common import RESULTS, format_table, machine_facts, progress, summarize, w
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import choose_backend, criu, restore
+from pixelbox.runtime.backends import choose_backend, restore
 from pixelbox.runtime.backends import zygote as zygotes
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.options import SandboxOptions
@@ -170,33 +170,6 @@ def bare_once(opts: dict[str, Any], engine: list[int]) -> Sample:
     return Sample(seconds, host, kernel, _engine_cpu(engine) - engine0, "bare")
 
 
-SWITCHES = (restore.ENABLE_VARIABLE, criu.ENABLE_VARIABLE)
-"""The restore paths' switches: runsc's checkpoint/restore and runc's with CRIU (each acts on its runtime)."""
-
-
-@contextlib.contextmanager
-def restore_switched_on() -> Any:
-    """The restore paths on (``PIXELBOX_RUNSC_RESTORE=1``, ``PIXELBOX_RUNC_RESTORE=1``) for what runs
-    inside, as before after."""
-    before = {name: os.environ.get(name) for name in SWITCHES}
-    os.environ.update(dict.fromkeys(SWITCHES, "1"))
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def restore_once(opts: dict[str, Any], engine: list[int]) -> Sample:
-    """A fresh sandbox restored from the runtime's opt-in checkpoint path (runc with CRIU; on runsc the
-    restore is the default fast path, measured by ``fast``)."""
-    with restore_switched_on():
-        return fresh_once(opts, engine)
-
-
 @dataclass(frozen=True)
 class Kind:
     """One column of the fresh-sandbox table: how one sample is taken, and on which backends."""
@@ -213,7 +186,6 @@ KINDS: dict[str, Kind] = {
     "cold": Kind("cold start (today)", fresh_once, overrides={"fast_start": False}),
     "fast": Kind("fast path", fresh_once, overrides={"fast_start": True}),
     "bare": Kind("bare docker run", bare_once, containers_only=True),
-    "restore": Kind("checkpoint restore (opt-in)", restore_once, only=("runc",)),
 }
 
 
@@ -232,10 +204,6 @@ def _prepare(name: str) -> str | None:
         backend, _ = choose_backend(opts)
         backend.prepare_fresh(opts)
         Sandbox(opts).close()  # waits for the fast path, or starts cold when there is none
-        if "restore" in _kinds_for(name):
-            with restore_switched_on():
-                backend.prepare_fresh(opts)
-                Sandbox(opts).close()  # waits for the checkpoint template
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
@@ -312,14 +280,12 @@ def bench_churn(names: list[str], blocks: int, episodes: int, workers: int, imag
     """Cold and fast in alternating blocks per backend; episodes per minute over all blocks of each."""
     out: dict[str, Any] = {}
     for name in names:
-        kinds = [k for k in ("cold", "fast", "restore") if k in _kinds_for(name)]
+        kinds = [k for k in ("cold", "fast") if k in _kinds_for(name)]
         totals: dict[str, list[Any]] = {k: [0, 0.0] for k in kinds}
         for _ in range(blocks):
             for kind_name in kinds:
                 opts = {**BACKENDS[name], **KINDS[kind_name].overrides}
-                switch = restore_switched_on() if kind_name == "restore" else contextlib.nullcontext()
-                with switch:
-                    done, seconds = churn_block(opts, image, workers, episodes)
+                done, seconds = churn_block(opts, image, workers, episodes)
                 totals[kind_name][0] += done
                 totals[kind_name][1] += seconds
                 bar.update(1)
@@ -380,8 +346,6 @@ def verdicts(fresh: dict[str, Any], churn: dict[str, Any]) -> list[str]:
     lines = []
     for name, by_kind in fresh.items():
         lines += _speed_verdicts(name, by_kind, "fast")
-        if "restore" in by_kind:
-            lines += [f"{line} (restore)" for line in _speed_verdicts(name, by_kind, "restore")]
     for name, figures in churn.items():
         target = CHURN_TARGET.get(name)
         for kind_name, ratio in figures.get("ratios", {}).items() if target is not None else ():
@@ -429,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in names if n not in skipped]
     engine = _engine_pids()
     steps = sum((args.rounds + 1) * len(_kinds_for(n)) for n in names) + sum(
-        args.churn_blocks * len({"cold", "fast", "restore"} & set(_kinds_for(n))) for n in names
+        args.churn_blocks * len({"cold", "fast"} & set(_kinds_for(n))) for n in names
     )
     with progress(steps, "fresh sandboxes") as bar, tempfile.TemporaryDirectory() as folder:
         fresh = bench_fresh(names, args.rounds, engine, bar)

@@ -2,8 +2,10 @@
 
 The same template scheme as the runsc restore path (:mod:`.restore`: phase one parked in a template
 container, phase two per sandbox), with ``runc checkpoint`` / ``runc restore`` driving CRIU.
-Opt-in (``PIXELBOX_RUNC_RESTORE=1``); it needs a CRIU that works on this kernel (``PIXELBOX_CRIU``
-or the one ``scripts/install-criu.sh`` unpacks, see :func:`find_criu`).
+The default fast path of runc wherever it can run (root, runc, and a CRIU that works on this kernel:
+``PIXELBOX_CRIU`` or the one ``scripts/install-criu.sh`` unpacks, see :func:`find_criu`); off with
+``PIXELBOX_RUNC_RESTORE=0``. As on runsc, an option set's checkpoint is made on its second use, or
+ahead by ``prepare_fresh`` (the pool).
 
 Two properties of this machine shape how CRIU is run (benchmarks/README.md, "Container fast paths"):
 
@@ -50,7 +52,8 @@ from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner
 
 ENABLE_VARIABLE = "PIXELBOX_RUNC_RESTORE"
-"""Host environment variable that turns the runc restore path on (``1``)."""
+"""Host environment variable: ``0`` turns the runc restore path off (it is on by default where it can
+run); ``1`` makes each option set's checkpoint on its first use instead of its second."""
 CRIU_VARIABLE = "PIXELBOX_CRIU"
 """Host environment variable naming the CRIU binary (or wrapper) to use."""
 CRIU_CANDIDATES = ("/opt/pixelbox-criu/criu", "/usr/sbin/criu")
@@ -78,8 +81,25 @@ for a debug log of thousands of lines; about 30 ms a restore)."""
 
 
 def enabled() -> bool:
-    """Whether the runc restore path is switched on for this process."""
+    """Whether runc sandboxes started with ``fast_start`` are restored in this process: by default
+    wherever the path can run (:func:`check_available`: root, runc, a working CRIU), not with
+    ``PIXELBOX_RUNC_RESTORE=0``."""
+    return os.environ.get(ENABLE_VARIABLE, "") != "0" and _available()
+
+
+def eager() -> bool:
+    """Whether a sandbox's first start with an option set waits for its checkpoint (``PIXELBOX_RUNC_RESTORE=1``)
+    rather than starting cold and leaving it to the option set's second use (the default)."""
     return os.environ.get(ENABLE_VARIABLE, "") == "1"
+
+
+@functools.lru_cache(maxsize=1)
+def _available() -> bool:
+    try:
+        check_available()
+    except BackendUnavailable:
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=1)
@@ -430,15 +450,22 @@ def leftovers_of(pid: int, start: int | None) -> list[str]:
     return [c for c in restore_ids() if belongs_to(owner_of(f"/{c}"), pid, start)]
 
 
-def facts(handle: RuncRestoredHandle, ready: dict[str, Any], options: SandboxOptions) -> dict[str, Any]:
+def facts(handle: RuncRestoredHandle, ready: dict[str, Any], options: SandboxOptions, workdir: str) -> dict[str, Any]:
     """The isolation facts of a restored runc kernel, as ``DockerBackend.facts`` gives them for a container."""
     interfaces = ready.get("interfaces") or []
     return {
         **restore.facts(handle, ready, options, options.pids),
         "runtime": "runc",
-        "start": "runc restore (CRIU) of a checkpoint taken after the imports (PIXELBOX_RUNC_RESTORE=1)",
+        "start": "runc restore (CRIU) of a checkpoint taken after the imports (off: PIXELBOX_RUNC_RESTORE=0)",
         "network": f"none (a network namespace of its own; interfaces: {', '.join(interfaces) or 'none'})",
         "security_opt": ["no-new-privileges", "seccomp (Docker's default profile, as for a cold container)"],
         "memory_limit": f"the pixelbox cgroup {handle.group.path}",
         "cgroup_parent": handle.group.path,
+        "enter": [*exec_prefix(workdir), handle.container],
     }
+
+
+def exec_prefix(workdir: str) -> list[str]:
+    """``runc exec`` into a restored container as its unprivileged user (what ``docker exec`` is for a
+    cold one): the kernel's capabilities (none), rlimits, seccomp profile and environment."""
+    return [RUNC, "--root", str(STATE_ROOT), "exec", "--user", f"{KERNEL_UID}:{KERNEL_UID}", "--cwd", workdir]

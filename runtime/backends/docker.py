@@ -336,22 +336,22 @@ class DockerBackend(Backend):
         )
 
     def prepare_fresh(self, options: SandboxOptions) -> None:
-        """Under runsc (unless ``PIXELBOX_RUNSC_RESTORE=0``) or with ``PIXELBOX_RUNC_RESTORE=1`` (runc): start
-        making the checkpoint template."""
+        """Where the runtime's restore path runs (off: ``PIXELBOX_RUNSC_RESTORE=0`` / ``PIXELBOX_RUNC_RESTORE=0``):
+        start making the checkpoint template."""
         path = self._restore_path()
         if path is not None:
             path.template(options, self.environment(options.with_(env={})))
 
     def start_fresh(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle | None:
-        """A kernel restored from the checkpoint (runsc: by default, :mod:`.restore`; runc: opt-in, :mod:`.criu`);
+        """A kernel restored from the checkpoint (runsc: :mod:`.restore`; runc with CRIU: :mod:`.criu`);
         None: start cold."""
         path = self._restore_path()
         if path is None:
             return None
         env = self.environment(options.with_(env={}))
-        # runsc restores by default: an option set's checkpoint is made on its second use (or ahead by
-        # prepare_fresh); with the path asked for explicitly (runc's opt-in, PIXELBOX_RUNSC_RESTORE=1), on the first
-        on_demand = self.runtime == "runsc" and not restore.eager()
+        # an option set's checkpoint is made on its second use (or ahead by prepare_fresh); with the path
+        # asked for explicitly (PIXELBOX_RUNSC_RESTORE=1 / PIXELBOX_RUNC_RESTORE=1), on the first
+        on_demand = not (restore.eager() if self.runtime == "runsc" else criu.eager())
         template = path.template_on_demand(options, env) if on_demand else path.template(options, env)
         if template is None or not template.ready(options.start_timeout):
             return None
@@ -415,7 +415,7 @@ class DockerBackend(Backend):
             entry = [*restore.exec_prefix(handle.container, WORK_MOUNT), handle.container]
             return {**restore.facts(handle, ready, options, options.pids + RUNSC_PIDS_HEADROOM), "enter": entry}
         if isinstance(handle, criu.RuncRestoredHandle):
-            return criu.facts(handle, ready, options)
+            return criu.facts(handle, ready, options, WORK_MOUNT)
         assert isinstance(handle, DockerHandle)
         host = handle.container.attrs.get("HostConfig", {})
         interfaces = ready.get("interfaces") or []

@@ -100,9 +100,9 @@ def target(shared: tuple[str, Sandbox], request: pytest.FixtureRequest) -> Itera
 
 
 def restore_requested(options: dict[str, Any]) -> bool:
-    """Whether a container sandbox is to be restored from a checkpoint: on runsc by default where the
-    restore path can run (not with ``PIXELBOX_RUNSC_RESTORE=0``), on runc with ``PIXELBOX_RUNC_RESTORE=1``;
-    never with ``fast_start=False``."""
+    """Whether a container sandbox is to be restored from a checkpoint: by default where the runtime's
+    restore path can run (not with ``PIXELBOX_RUNSC_RESTORE=0`` / ``PIXELBOX_RUNC_RESTORE=0``); never
+    with ``fast_start=False``."""
     runtime = options.get("runtime")
     wanted = (runtime == "runsc" and restore.enabled()) or (runtime == "runc" and criu.enabled())
     return wanted and options.get("fast_start", True)

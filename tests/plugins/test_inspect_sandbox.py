@@ -25,7 +25,7 @@ pytest.importorskip("inspect_ai")
 
 from conftest import require_backend
 
-from pixelbox.runtime.backends import restore
+from pixelbox.runtime.backends import criu, restore
 
 HERE = Path(__file__).parent
 INSPECT = Path(sys.executable).parent / "inspect"
@@ -144,7 +144,8 @@ def test_interface_errors_and_limits_as_inspect_documents_them(runtime: str) -> 
             connection = await env.connection()
             enter = [word for word in shlex.split(connection.command)[:-2] if word != "-it"]  # no terminal here
             entered = subprocess.run([*enter, "id", "-u"], capture_output=True, text=True, timeout=120)
-            assert enter[:2] in (["docker", "exec"], [restore.RUNSC, "--root"]) and entered.stdout == "1000\n"
+            prefixes = (["docker", "exec"], [restore.RUNSC, "--root"], [criu.RUNC, "--root"])
+            assert enter[:2] in prefixes and entered.stdout == "1000\n"
             assert str(connection.container) in enter
             traced = env.sandbox.run_command(["true"])
             assert traced.events and traced.events[0]["op"] == "command"

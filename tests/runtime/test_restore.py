@@ -145,27 +145,6 @@ print(json.dumps(facts))
 """
 
 
-def test_a_restored_runc_kernel_is_confined_as_a_cold_one() -> None:
-    """Docker's seccomp profile (creating a user namespace is refused), capabilities, no-new-privileges,
-    masked and read-only ``/proc`` paths, rlimits, interfaces: the same in a restored runc kernel as in
-    a cold Docker runc container started with the same options."""
-    options = {**require_backend("runc"), "policy": False, "timeout": 60}
-    try:
-        criu.check_available()
-    except BackendUnavailable as exc:
-        pytest.skip(str(exc))
-    with Sandbox(**options, fast_start=False) as cold:
-        assert cold.start_path == "cold"
-        expected = json.loads(_run(cold, CONFINEMENT))
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv(criu.ENABLE_VARIABLE, "1")
-        with _fresh(options) as fast:
-            seen = json.loads(_run(fast, CONFINEMENT))
-    assert seen == expected
-    assert expected["unshare_user"] == "EPERM" and expected["Seccomp"] == "2"
-    assert "/proc/keys" in expected["proc_masked_or_read_only"]
-
-
 def test_run_command_in_a_restored_kernel(restored: dict[str, Any]) -> None:
     """``runc exec`` / ``runsc exec`` stand in for ``docker exec``: the kernel's uid and workspace, the
     sandbox's own environment (not the template's), exit codes, a missing program, the deadline, and on
@@ -195,23 +174,26 @@ def test_cleanup_removes_what_a_killed_host_restored(restored: dict[str, Any]) -
 COMMAND = "id; grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/self/status; ulimit -n; ulimit -f; pwd; hostname; echo $PBX_X"
 
 
-def test_runsc_restores_by_default_and_its_kernel_and_commands_are_confined_as_cold_ones() -> None:
-    """Without the variable a runsc option set starts cold once and is restored from its second sandbox
-    on; with ``PIXELBOX_RUNSC_RESTORE=0`` it starts cold. The restored kernel and a command run beside it
-    (``runsc exec``, as ``docker exec`` under runsc) see the same uid, capabilities, rlimits, read-only
-    and masked paths, interfaces and environment as in the cold Docker container."""
-    options = {**require_backend("runsc"), "policy": False, "timeout": 60, "memory": "900m"}  # a key of its own
+@pytest.mark.parametrize("runtime", sorted(PATHS))
+def test_restores_by_default_and_its_kernel_and_commands_are_confined_as_cold_ones(runtime: str) -> None:
+    """Without the variable an option set starts cold once and is restored from its second sandbox on;
+    with ``PIXELBOX_RUNSC_RESTORE=0`` / ``PIXELBOX_RUNC_RESTORE=0`` it starts cold. The restored kernel
+    and a command run beside it (``runsc exec`` / ``runc exec``, as ``docker exec``) see the same uid,
+    capabilities, rlimits, read-only and masked paths, interfaces and environment as in the cold Docker
+    container; on runc also Docker's seccomp profile (creating a user namespace is refused)."""
+    path = PATHS[runtime]
+    options = {**require_backend(runtime), "policy": False, "timeout": 60, "memory": "900m"}  # a key of its own
     try:
-        restore.check_available()
+        path.check_available()
     except BackendUnavailable as exc:
         pytest.skip(str(exc))
     seen: list[tuple[str, Any]] = []
     for variable in ("0", None, None):
         with pytest.MonkeyPatch.context() as env:
             if variable is None:
-                env.delenv(restore.ENABLE_VARIABLE, raising=False)
+                env.delenv(path.ENABLE_VARIABLE, raising=False)
             else:
-                env.setenv(restore.ENABLE_VARIABLE, variable)
+                env.setenv(path.ENABLE_VARIABLE, variable)
             with Sandbox(**options) as sb:
                 command = sb.run_command(["sh", "-c", COMMAND], env={"PBX_X": "given"})
                 assert command.exit_code == 0, command.stderr
@@ -221,6 +203,9 @@ def test_runsc_restores_by_default_and_its_kernel_and_commands_are_confined_as_c
     kernel, output = seen[2][1]
     assert kernel["Uid"].split()[0] == "1000" and kernel["CapEff"] == "0000000000000000"
     assert output.startswith("uid=1000") and output.endswith("/workspace\nsandbox\ngiven\n")
+    if runtime == "runc":  # Docker's masks and seccomp profile (gVisor masks and filters in its own kernel)
+        assert kernel["unshare_user"] == "EPERM" and kernel["Seccomp"] == "2"
+        assert "/proc/keys" in kernel["proc_masked_or_read_only"]
 
 
 def test_criu_refuses_a_configuration_directory_someone_else_made(tmp_path: Path) -> None:
