@@ -106,7 +106,12 @@ class Zygote:
         if self.spare is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no spare for now (out of processes or memory): the next request forks itself
+            ours.close()
+            theirs.close()
+            return
         if pid == 0:
             ours.close()
             self._become_kernel(theirs, lambda: _await_connection(theirs))
