@@ -72,9 +72,16 @@ WAIT_S = 600
 
 
 def background(args: list[str], tmp_path: Path) -> subprocess.Popen[bytes]:
-    """Start ``pixelbox run`` with its output in files: a pipe nobody reads could fill and stall it."""
+    """Start ``pixelbox run`` with its output in files (a pipe nobody reads could fill and stall it)
+    and Ctrl-C at its default, as from a terminal."""
     with open(tmp_path / "first.out", "wb") as out, open(tmp_path / "first.err", "wb") as err:
-        return subprocess.Popen(args, stdout=out, stderr=err)
+        return subprocess.Popen(args, stdout=out, stderr=err, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    """Give the run Python's Ctrl-C handling even when the tests run as a background job of a
+    non-interactive shell, whose children start with SIGINT ignored (and then never see it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finished(out: Path) -> list[str]:
