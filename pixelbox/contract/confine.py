@@ -12,7 +12,8 @@ the same order, from the same code:
    outside every cap, what a kernel leaves there would outlive it, and every kernel would see the
    names of every other's files); the sandbox's own directory under ``/tmp`` is bound back in, and
    so are, read-only, the few host directories under ``/tmp`` the kernel's interpreter runs from
-   (a checkout or virtualenv there: CI may check out anywhere), nothing else of the host's ``/tmp``;
+   (a checkout or virtualenv there: CI may check out anywhere), nothing else of the host's ``/tmp``,
+   whose other mounts (other sandboxes' directories) are detached, gone from the mount table too;
 3. rlimits (processes, file size, descriptors, no core files; address space only when no memory
    cgroup holds the limit);
 4. drop to the kernel's own uid and gid (no supplementary groups), which also drops every
@@ -30,6 +31,7 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import resource
 import socket
 import struct
@@ -43,6 +45,7 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWNS = 0x00020000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+MNT_DETACH = 0x2
 SHM = "/dev/shm"
 TMP = "/tmp"
 PR_SET_DUMPABLE = 4
@@ -52,7 +55,7 @@ PR_SET_NO_NEW_PRIVS = 38
 """prctl option: execve() can no longer raise privileges (setuid/setgid bits, file capabilities)."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_unshare, _mount, _prctl = _libc.unshare, _libc.mount, _libc.prctl
+_unshare, _mount, _umount2, _prctl = _libc.unshare, _libc.mount, _libc.umount2, _libc.prctl
 """Resolved at import: a pre-exec hook should not have to look symbols up between fork and exec."""
 
 
@@ -159,6 +162,7 @@ def private_tmp(tmpfs_options: bytes, keep: str | None, shared: tuple[str, ...] 
             except OSError:
                 if not read_only:
                     raise
+        detach_other_mounts([path for path, _, _ in fds])
         if _mount(b"tmpfs", TMP.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options) != 0:
             raise OSError(ctypes.get_errno(), f"a private {TMP} could not be mounted for the kernel")
         for path, read_only, fd in fds:
@@ -166,6 +170,26 @@ def private_tmp(tmpfs_options: bytes, keep: str | None, shared: tuple[str, ...] 
     finally:
         for _, _, fd in fds:
             os.close(fd)
+
+
+_OCTAL = re.compile(rb"\\([0-7]{3})")
+"""mountinfo writes space, tab, newline and backslash in a path as octal escapes (``\\040``)."""
+
+
+def detach_other_mounts(kept: list[str]) -> None:
+    """Detach, in this mount namespace, every mount below ``/tmp`` but those at, under or above a
+    ``kept`` path. The private tmpfs covers them anyway; detached, they are also gone from the
+    kernel's mount table, which would otherwise list other sandboxes' directories by name. A mount
+    that cannot be detached (gone meanwhile) stays covered."""
+    with open("/proc/self/mountinfo", "rb") as handle:
+        fields = [line.split() for line in handle]
+    points = {_OCTAL.sub(lambda m: bytes([int(m.group(1), 8)]), f[4]) for f in fields if len(f) > 4}
+    keep = [os.fsencode(path) for path in kept]
+    for point in sorted(points, key=len, reverse=True):  # the deepest first
+        if point.startswith(TMP.encode() + b"/") and not any(
+            point == k or point.startswith(k + b"/") or k.startswith(point + b"/") for k in keep
+        ):
+            _umount2(point, MNT_DETACH)
 
 
 def under_tmp(paths: tuple[str, ...]) -> list[str]:

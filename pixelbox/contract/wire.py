@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 
-KERNEL_PROTOCOL = 10
+KERNEL_PROTOCOL = 11
 """Bumped whenever the host/kernel contract (config, wire, channel MIME types) changes."""
 
 CONNECTION_FILE = "kernel.json"

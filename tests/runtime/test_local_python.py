@@ -5,6 +5,7 @@ the host's /tmp)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -78,6 +79,7 @@ print(sys.prefix)
 print(os.path.exists({secret!r}), os.path.exists({sibling!r}))
 mounts = [line.split() for line in open('/proc/self/mounts')]
 print([m[3].split(',')[0] for m in mounts if m[1] == {venv!r}])
+print(sorted({{m[1] for m in mounts if m[1].startswith('/tmp/')}}))
 """
 
 
@@ -93,18 +95,24 @@ def test_a_kernel_runs_from_a_venv_under_tmp_and_sees_nothing_else_there(tmp_ven
     TmpVenvBackend.python_path = str(tmp_venv / "bin" / "python")
     BACKENDS.add(TmpVenvBackend.name, BackendEntry(TmpVenvBackend.name, f"{__name__}:TmpVenvBackend", "a test double"))
     try:
-        with Sandbox(backend=TmpVenvBackend.name, policy=False, fast_start=fast_start, timeout=120) as sandbox:
+        with (
+            Sandbox(backend="local") as neighbour,
+            Sandbox(backend=TmpVenvBackend.name, policy=False, fast_start=fast_start, timeout=120) as sandbox,
+        ):
             probe = PROBE.format(secret=str(secret), sibling=str(sibling), venv=str(tmp_venv))
             result = sandbox.execute(probe)
             start = sandbox.start_path
+            own, other = str(sandbox.layout.root), str(neighbour.layout.root)
     finally:
         BACKENDS.remove(TmpVenvBackend.name)
         zygotes.stop_all()  # the venv's zygote goes with the venv (later tests expect only their own)
         shutil.rmtree(sibling, ignore_errors=True)
     assert result.status == "ok", result
-    prefix, seen, mounts = result.stdout.splitlines()
+    prefix, seen, mounts, below_tmp = result.stdout.splitlines()
     assert prefix == str(tmp_venv)
     assert start == ("fast" if fast_start else "cold")
     if os.geteuid() == 0:  # a private /tmp (without root the kernel shares the host's)
         assert seen == "False False", "the host's /tmp shows through beside the venv"
         assert mounts == "['ro']", f"the venv is not bound read-only: {mounts}"
+        points = ast.literal_eval(below_tmp)
+        assert other not in points and all(p == str(tmp_venv) or p.startswith(own) for p in points), points
