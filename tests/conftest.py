@@ -44,7 +44,7 @@ def _docker_problem(runtime: str) -> str | None:
 
 def prepare_fresh(options: dict[str, Any]) -> None:
     """Have the backend make its fast path for ``options`` ready ahead, as ``SandboxPool`` does (the runsc
-    restore path otherwise makes a checkpoint on an option set's second use)."""
+    restore paths otherwise make a checkpoint in the background from an option set's second use)."""
     from pixelbox.runtime.backends import choose_backend
     from pixelbox.runtime.options import SandboxOptions
 

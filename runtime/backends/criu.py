@@ -4,8 +4,8 @@ The same template scheme as the runsc restore path (:mod:`.restore`: phase one p
 container, phase two per sandbox), with ``runc checkpoint`` / ``runc restore`` driving CRIU.
 The default fast path of runc wherever it can run (root, runc, and a CRIU that works on this kernel:
 ``PIXELBOX_CRIU`` or the one ``scripts/install-criu.sh`` unpacks, see :func:`find_criu`); off with
-``PIXELBOX_RUNC_RESTORE=0``. As on runsc, an option set's checkpoint is made on its second use, or
-ahead by ``prepare_fresh`` (the pool).
+``PIXELBOX_RUNC_RESTORE=0``. As on runsc, an option set's checkpoint is made in the background from
+its second use (used once ready), or ahead by ``prepare_fresh`` (the pool).
 
 Two properties of this machine shape how CRIU is run (benchmarks/README.md, "Container fast paths"):
 
@@ -89,7 +89,7 @@ def enabled() -> bool:
 
 def eager() -> bool:
     """Whether a sandbox's first start with an option set waits for its checkpoint (``PIXELBOX_RUNC_RESTORE=1``)
-    rather than starting cold and leaving it to the option set's second use (the default)."""
+    rather than starting cold until the one made from the option set's second use is ready (the default)."""
     return os.environ.get(ENABLE_VARIABLE, "") == "1"
 
 

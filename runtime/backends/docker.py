@@ -349,8 +349,9 @@ class DockerBackend(Backend):
         if path is None:
             return None
         env = self.environment(options.with_(env={}))
-        # an option set's checkpoint is made on its second use (or ahead by prepare_fresh); with the path
-        # asked for explicitly (PIXELBOX_RUNSC_RESTORE=1 / PIXELBOX_RUNC_RESTORE=1), on the first
+        # an option set's checkpoint is made in the background on its second use and used once ready (no
+        # sandbox waits for it), or ahead by prepare_fresh and waited for; with the path asked for
+        # explicitly (PIXELBOX_RUNSC_RESTORE=1 / PIXELBOX_RUNC_RESTORE=1) on the first use, waited for
         on_demand = not (restore.eager() if self.runtime == "runsc" else criu.eager())
         template = path.template_on_demand(options, env) if on_demand else path.template(options, env)
         if template is None or not template.ready(options.start_timeout):

@@ -101,7 +101,7 @@ def enabled() -> bool:
 
 def eager() -> bool:
     """Whether a sandbox's first start with an option set waits for its checkpoint (``PIXELBOX_RUNSC_RESTORE=1``)
-    rather than starting cold and leaving it to the option set's second use (the default)."""
+    rather than starting cold until the one made from the option set's second use is ready (the default)."""
     return os.environ.get(ENABLE_VARIABLE, "") == "1"
 
 
@@ -258,6 +258,9 @@ class Template:
         atexit.register(shutil.rmtree, self.root, True)
         self.image = self.root / "image"
         self._build = build
+        self.ahead = True
+        """Asked for ahead (``prepare_fresh``, the pool, ``PIXELBOX_RUNSC_RESTORE=1``): sandboxes wait for it.
+        False for one made on demand, which sandboxes use only once it is ready."""
         self._done = threading.Event()
         self.error: str | None = None
         self.rootfs = Path("/")
@@ -526,24 +529,28 @@ class RestorePath:
             template = self._templates.get(key)
             if template is None or template.failed():
                 template = self._templates[key] = Template(key, lambda t: self._build(t, options, full))
+            template.ahead = True
             return template
 
     def template_on_demand(self, options: SandboxOptions, env: dict[str, str]) -> Template | None:
-        """The template a sandbox start may wait for, None to start cold. A checkpoint costs a few cold
-        starts, so it is made when a key is asked for the second time (or ahead, :meth:`template`, by
-        ``prepare_fresh`` and the pool): an option set used once never pays for one. A key whose
+        """The template a sandbox start may use, None to start cold. A checkpoint costs a few cold starts,
+        so on demand it is made in the background when a key is asked for the second time, and used once
+        it is ready; no sandbox waits for one (those made ahead by :meth:`template`, for ``prepare_fresh``
+        and the pool, are waited for). An option set used once never pays for a checkpoint; a key whose
         checkpoint failed starts cold from then on (no new attempt per sandbox)."""
         full = {**self.image_env(), **env}
         key = template_key(self.image_id, full, options, self.engine)
         with self._lock:
             template = self._templates.get(key)
             if template is not None:
-                return None if template.failed() else template
+                usable = not template.failed() and (template.ahead or template.ready(0))
+                return template if usable else None
             if key not in self._asked:
                 self._asked.add(key)
                 return None
             template = self._templates[key] = Template(key, lambda t: self._build(t, options, full))
-            return template
+            template.ahead = False
+            return None
 
     def _binds(self, ipc: Path, work: Path, inputs: Path) -> dict[str, tuple[Path, bool]]:
         return {self.mounts.ipc: (ipc, True), self.mounts.workspace: (work, True), self.mounts.inputs: (inputs, False)}
