@@ -95,19 +95,25 @@ def eager() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _available() -> bool:
+    """Whether the path may be tried: the cheap checks only. ``criu check`` (0.1-0.2 s) runs when the
+    first checkpoint is made, in its own thread; if it fails, that option set starts cold."""
     try:
-        check_available()
+        _check_tools()
     except BackendUnavailable:
         return False
-    return True
+    return any(os.access(candidate, os.X_OK) for candidate in _criu_candidates())
+
+
+def _criu_candidates() -> list[str]:
+    named = os.environ.get(CRIU_VARIABLE)
+    return [named] if named else list(CRIU_CANDIDATES)
 
 
 @functools.lru_cache(maxsize=1)
 def find_criu() -> str:
     """The first CRIU whose ``criu check`` passes on this kernel; BackendUnavailable if none does."""
-    named = os.environ.get(CRIU_VARIABLE)
     tried: list[str] = []
-    for candidate in [named] if named else CRIU_CANDIDATES:
+    for candidate in _criu_candidates():
         if not os.access(candidate, os.X_OK):
             tried.append(f"{candidate}: missing")
             continue
@@ -120,6 +126,11 @@ def find_criu() -> str:
 
 def check_available() -> None:
     """Raise ``BackendUnavailable`` when this host cannot run the runc restore path."""
+    _check_tools()
+    find_criu()
+
+
+def _check_tools() -> None:
     if os.geteuid() != 0:
         raise BackendUnavailable("the runc restore path drives runc and CRIU directly, which needs root")
     for tool in (RUNC, "setpriv"):
@@ -127,7 +138,6 @@ def check_available() -> None:
             raise BackendUnavailable(f"the runc restore path needs {tool}")
     if not Path(restore.TINI).exists():
         raise BackendUnavailable(f"the runc restore path needs {restore.TINI}")
-    find_criu()
 
 
 def _capabilities() -> str:
