@@ -83,6 +83,9 @@ PRELOAD = (
     "pixelbox.kernel.recorder",
     "pixelbox.kernel.atomic",
     "numpy",
+    "numpy.random",  # reseed() seeds NumPy's global generator: loaded lazily, with numpy.fft
+    "numpy.fft",
+    "secrets",
     "PIL.Image",
     "PIL.ImageOps",
     "PIL.ImageEnhance",
