@@ -65,14 +65,14 @@ def test_layer_loads_image_libraries_with_the_agents_code(
     """With the I/O layer on, as the harness runs it, a cold kernel starts without NumPy, Pillow or
     OpenCV (about half a second of every cold start under gVisor), and the very cell that
     first imports each library has its saves and shows captured. A kernel from a fast path (the
-    local zygote) has them loaded before its layers install, which patch them at once: the same
+    local zygote, a restored checkpoint) has them loaded before its layers install, which patch them at once: the same
     captures."""
     task_image(64, 48, 0).save(tmp_path / "photo.png")
     io = {"enabled": True, "profile": "agentic-mme"}
     loaded = "import sys\nprint(sorted(m for m in ('numpy', 'PIL', 'cv2') if m in sys.modules))\n"
     options = {**backend, "fast_start": fast_start}
     with Sandbox(inputs=[tmp_path / "photo.png"], io=io, policy=False, timeout=60, **options) as sandbox:
-        preloaded = sandbox.start_path == "fast" and backend["backend"] == "local"
+        preloaded = sandbox.start_path == "fast"
         start = sandbox.execute(loaded)
         pil = sandbox.execute(
             loaded + "from PIL import Image\nim = Image.open('photo.png').rotate(90, expand=True)\nim.save('t.png')\nim"

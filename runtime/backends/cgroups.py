@@ -22,6 +22,10 @@ from pathlib import Path
 V1_ROOT = Path("/sys/fs/cgroup")
 GROUP = "pixelbox"
 CFS_PERIOD_US = 100_000
+BACKSTOP_MARGIN = 4 * 1024**2
+"""When a pixelbox group holds a container's memory limit, the container's own limit is this much
+higher: the group then always hits its limit first (so the kill is recorded there), and the
+container limit still holds if the engine ignored the group."""
 
 
 class KernelCgroup:

@@ -45,7 +45,8 @@ from typing import IO, Any
 
 from pixelbox.runtime.backends import restore
 from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
-from pixelbox.runtime.backends.cgroups import KernelCgroup
+from pixelbox.runtime.backends.cgroups import BACKSTOP_MARGIN, KernelCgroup
+from pixelbox.runtime.backends.labels import LABEL, OWNER_LABEL, OWNER_START_LABEL
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
 from pixelbox.runtime.options import SandboxOptions
@@ -196,7 +197,6 @@ def docker_security(client: Any, image: str) -> dict[str, Any]:
     Read from the OCI spec Docker writes for a probe container started with the cold kernel's
     security options, so a restored kernel is confined exactly as a cold one (whatever this
     engine's version puts there), without a copy of Docker's profile in pixelbox."""
-    from pixelbox.runtime.backends.docker import LABEL, OWNER_LABEL, OWNER_START_LABEL
 
     owner = this_owner()
     probe = client.containers.run(
@@ -363,7 +363,6 @@ class RuncRestorePath(restore.RestorePath):
         config = restore.spec(
             template.rootfs, self._args(), template.env, binds, options, f"{group.path}/{container}", options.pids
         )
-        from pixelbox.runtime.backends.docker import BACKSTOP_MARGIN
 
         config["annotations"] = {"org.criu.config": str(CRIU_HOME / "restore.conf")}
         (bundle / "config.json").write_text(json.dumps(confine(config, self.security(), memory + BACKSTOP_MARGIN)))

@@ -28,19 +28,16 @@ from pixelbox.runtime.backends.base import (
     Owned,
     describe_exit,
 )
-from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
+from pixelbox.runtime.backends.cgroups import BACKSTOP_MARGIN, KernelCgroup, cgroups_usable
+from pixelbox.runtime.backends.labels import LABEL, OWNER_LABEL, OWNER_START_LABEL
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, new_capture
 from pixelbox.runtime.docker_engine import docker_client
 from pixelbox.runtime.errors import BackendUnavailable, ImageMissing
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, Owner, belongs_to, this_owner
 
-LABEL = "pixelbox"
 LOCAL_ENGINE = "http+docker://localhost"
 """The Docker SDK's base URL for an engine on this host's Unix socket."""
-OWNER_LABEL = "pixelbox.owner-pid"
-OWNER_START_LABEL = "pixelbox.owner-start"
-"""The owner's start time beside its pid: pids are reused, the pair is not."""
 CONTAINER_UID = restore.CONTAINER_UID
 IPC_MOUNT = "/pixelbox/ipc"
 WORK_MOUNT = "/workspace"
@@ -49,10 +46,6 @@ RUNSC_PIDS_HEADROOM = 64
 """gVisor's own host threads (sentry, gofer, one stub per guest task on the ptrace platform)
 count against the container's pids cgroup; without headroom a limit of 64 stops the kernel
 from starting at all. Added under runsc so ``pids`` means about the same for model code."""
-BACKSTOP_MARGIN = 4 * 1024**2
-"""When a pixelbox group holds the memory limit, the container's own limit is this much higher:
-the group then always hits its limit first (so the kill is recorded there), and the container
-limit still holds if the engine ignored the group."""
 logger = logging.getLogger(__name__)
 _backends: dict[tuple[str, str | None], DockerBackend] = {}
 _backends_lock = threading.Lock()
