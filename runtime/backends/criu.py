@@ -85,13 +85,12 @@ def enabled() -> bool:
     """Whether runc sandboxes started with ``fast_start`` are restored in this process: by default
     wherever the path can run (:func:`check_available`: root, runc, a working CRIU), not with
     ``PIXELBOX_RUNC_RESTORE=0``."""
-    return os.environ.get(ENABLE_VARIABLE, "") != "0" and _available()
+    return restore.switched_on(ENABLE_VARIABLE, _available)
 
 
 def eager() -> bool:
-    """Whether a sandbox's first start with an option set waits for its checkpoint (``PIXELBOX_RUNC_RESTORE=1``)
-    rather than starting cold until the one made from the option set's second use is ready (the default)."""
-    return os.environ.get(ENABLE_VARIABLE, "") == "1"
+    """Whether a first start waits for its checkpoint (``PIXELBOX_RUNC_RESTORE=1``, :func:`restore.asked_eagerly`)."""
+    return restore.asked_eagerly(ENABLE_VARIABLE)
 
 
 @functools.lru_cache(maxsize=1)

@@ -93,16 +93,27 @@ _SUBREAPER = Subreaper()
 """Parent of every detached sandbox this process starts (see :mod:`.subreaper`)."""
 
 
+def switched_on(variable: str, available: Callable[[], bool]) -> bool:
+    """A restore path's switch: on by default wherever ``available()`` says it can run, off with
+    ``variable=0``."""
+    return os.environ.get(variable, "") != "0" and available()
+
+
+def asked_eagerly(variable: str) -> bool:
+    """``variable=1``: a sandbox's first start with an option set waits for its checkpoint, rather than
+    starting cold until the one made from the option set's second use is ready (the default)."""
+    return os.environ.get(variable, "") == "1"
+
+
 def enabled() -> bool:
-    """Whether runsc sandboxes started with ``fast_start`` are restored in this process: by default
-    wherever the path can run (:func:`check_available`), not with ``PIXELBOX_RUNSC_RESTORE=0``."""
-    return os.environ.get(ENABLE_VARIABLE, "") != "0" and _available()
+    """Whether runsc sandboxes started with ``fast_start`` are restored in this process (by default
+    wherever the path can run, :func:`check_available`; not with ``PIXELBOX_RUNSC_RESTORE=0``)."""
+    return switched_on(ENABLE_VARIABLE, _available)
 
 
 def eager() -> bool:
-    """Whether a sandbox's first start with an option set waits for its checkpoint (``PIXELBOX_RUNSC_RESTORE=1``)
-    rather than starting cold until the one made from the option set's second use is ready (the default)."""
-    return os.environ.get(ENABLE_VARIABLE, "") == "1"
+    """Whether a first start waits for its checkpoint (``PIXELBOX_RUNSC_RESTORE=1``, :func:`asked_eagerly`)."""
+    return asked_eagerly(ENABLE_VARIABLE)
 
 
 @functools.lru_cache(maxsize=1)
