@@ -142,6 +142,11 @@ share_checkout() {
     chmod -R o+rX "$repo"
 }
 
+setup_criu() {
+    need_root "installing CRIU for the runc restore path"
+    bash "$repo/scripts/install-criu.sh" || fail "no working CRIU: the runc restore path cannot run (see scripts/install-criu.sh)"
+}
+
 setup_image() {
     step "kernel image: checking"
     "$venv/bin/python" -m pixelbox.runtime.image build
@@ -153,7 +158,7 @@ main() {
     if [[ $with_docker != 0 ]]; then setup_docker; fi
     share_checkout
     setup_venv
-    if [[ $with_docker != 0 ]]; then setup_image; fi
+    if [[ $with_docker != 0 ]]; then setup_image; setup_criu; fi
     step "setup done in $((SECONDS - started)) s"
 }
 
