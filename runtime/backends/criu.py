@@ -286,6 +286,7 @@ class RuncRestoredHandle(KernelHandle):
                 self.process.kill()
         with contextlib.suppress(Exception):
             runc("delete", "--force", self.container)
+        _forget_unloadable(self.container)
         with contextlib.suppress(Exception):
             self.group.remove()
         remove_tree(self.bundle)
@@ -449,8 +450,24 @@ def restore_ids() -> list[str]:
 
 
 def remove_orphans(owned: Owned, report: CleanupReport) -> None:
-    """Remove restored runc containers (and their pixelbox groups) whose owner ``owned`` accepts."""
+    """Remove restored runc containers (and their pixelbox groups) whose owner ``owned`` accepts, and
+    the state runc left of a restore stopped before it finished (a directory runc cannot load)."""
     restore.remove_containers(restore_ids(), runc, owned, report, lambda c: KernelCgroup(c, 0).remove())
+    for state in STATE_ROOT.iterdir() if STATE_ROOT.is_dir() else []:
+        owner = owner_of(f"/{state.name}")
+        if owner is not None and owned(owner) and _forget_unloadable(state.name):
+            KernelCgroup(state.name, 0).remove()
+            report.directories.append(str(state))
+
+
+def _forget_unloadable(container: str) -> bool:
+    """Remove runc's state directory of ``container`` when runc cannot load it (no ``state.json``: the
+    restore was stopped before runc wrote it, so ``runc delete`` cannot either); whether it did."""
+    state = STATE_ROOT / container
+    if not state.is_dir() or (state / "state.json").exists():
+        return False
+    shutil.rmtree(state, ignore_errors=True)
+    return True
 
 
 def leftovers_of(pid: int, start: int | None) -> list[str]:

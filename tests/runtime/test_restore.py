@@ -236,3 +236,20 @@ def test_criu_refuses_a_configuration_directory_someone_else_made(tmp_path: Path
         criu._private_directory(opened)
     criu._private_directory(tmp_path / "mine")
     assert (tmp_path / "mine").stat().st_mode & 0o777 == 0o700
+
+
+def test_cleanup_removes_runc_state_a_stopped_restore_left(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A restore stopped before runc wrote its state leaves a directory runc can neither list nor
+    delete; `pixelbox cleanup` removes it for a dead owner, never for a live one or a loadable state."""
+    from pixelbox.runtime.backends.base import CleanupReport
+
+    monkeypatch.setattr(criu, "STATE_ROOT", tmp_path)
+    monkeypatch.setattr(criu, "restore_ids", list)
+    dead, alive, loadable = "pbx-999999.1-dead-r0123456789ab", "pbx-1.1-live-r0123456789ab", "pbx-999998.1-x-rab"
+    for name in (dead, alive, loadable):
+        (tmp_path / name).mkdir()
+    (tmp_path / loadable / "state.json").write_text("{}")
+    report = CleanupReport()
+    criu.remove_orphans(lambda owner: owner.pid != 1, report)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive, loadable])
+    assert report.directories == [str(tmp_path / dead)]
