@@ -26,7 +26,7 @@ def test_dev_shm_is_private_capped_and_gone_with_the_kernel(target: Target) -> N
         assert_contained(wrote, r"BLOCKED")
         return
     assert not Path(f"/dev/shm/{SHM_NAME}").exists(), "the kernel's /dev/shm is the host's"
-    big = target.run(attempt(f"open('/dev/shm/{SHM_NAME}-big', 'wb').write(b'x' * {cap + 1024**2})"))
+    big = target.run(attempt(f"open('/dev/shm/{SHM_NAME}-big', 'wb').write(b'x' * {cap + 1024**2})"), timeout=60)
     assert_contained(big, r"BLOCKED .*(No space left|OSError|MemoryError)")
     target.run(f"import os\nos.remove('/dev/shm/{SHM_NAME}-big')")
     target.sb.restart()
