@@ -49,6 +49,7 @@ from pixelbox.runtime.backends.cgroups import BACKSTOP_MARGIN, KernelCgroup
 from pixelbox.runtime.backends.labels import LABEL, OWNER_LABEL, OWNER_START_LABEL
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
+from pixelbox.runtime.mounts import mounts_under, unmount
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner
 
@@ -466,8 +467,22 @@ def _forget_unloadable(container: str) -> bool:
     state = STATE_ROOT / container
     if not state.is_dir() or (state / "state.json").exists():
         return False
-    shutil.rmtree(state, ignore_errors=True)
-    return True
+    # runc bound the container's root (the export every restore shares) at criu-root in this mount
+    # namespace and unmounts it only when it returns: a killed runc leaves it, and a recursive removal
+    # would empty the shared export through it. Unmount first, and never recurse.
+    for point in sorted(mounts_under(f"{state}/"), reverse=True):
+        unmount(Path(point))
+    if mounts_under(f"{state}/"):
+        return False
+    for entry in os.scandir(state):  # runc keeps flat files here, and the (now empty) criu-root
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                os.rmdir(entry.path)
+            else:
+                os.unlink(entry.path)
+    with contextlib.suppress(OSError):
+        os.rmdir(state)
+    return not state.exists()
 
 
 def leftovers_of(pid: int, start: int | None) -> list[str]:

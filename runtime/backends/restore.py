@@ -155,8 +155,11 @@ def _tail(path: Path, size: int = 2000) -> str:
 def export_rootfs(client: Any, image: str, image_id: str) -> Path:
     """The kernel image's file system as a directory (exported once per image id, then reused)."""
     target = CACHE / "rootfs" / image_id.split(":")[-1][:12]
-    if target.is_dir():
+    if (target / "usr" / "bin").is_dir():
         return target
+    if target.is_dir():  # damaged (emptied): set aside and export again; running containers keep theirs
+        with contextlib.suppress(OSError):
+            target.rename(target.with_name(f"{target.name}.damaged.{os.getpid()}.{uuid.uuid4().hex[:6]}"))
     partial = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex[:6]}")
     partial.mkdir(parents=True, mode=0o755)
     container = client.containers.create(image, command=["true"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -253,3 +254,30 @@ def test_cleanup_removes_runc_state_a_stopped_restore_left(monkeypatch: pytest.M
     criu.remove_orphans(lambda owner: owner.pid != 1, report)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive, loadable])
     assert report.directories == [str(tmp_path / dead)]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a bind mount)")
+def test_cleanup_of_a_stopped_restore_leaves_the_shared_root_it_had_bound(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A killed `runc restore` leaves the container's root (the export every restore shares) bound at
+    ``<state>/criu-root`` in the host's mount namespace; removing that state unmounts it and deletes
+    nothing through it."""
+    from pixelbox.runtime.backends.base import CleanupReport
+    from pixelbox.runtime.mounts import mounts_under
+
+    states, shared = tmp_path / "states", tmp_path / "export"
+    (shared / "usr" / "bin").mkdir(parents=True)
+    (shared / "usr" / "bin" / "python3").write_text("kept")
+    dead = states / "pbx-999999.1-dead-r0123456789ab"
+    (dead / "criu-root").mkdir(parents=True)
+    (dead / "restore.log").write_text("log")
+    subprocess.run(["mount", "--bind", str(shared), str(dead / "criu-root")], check=True)
+    try:
+        monkeypatch.setattr(criu, "STATE_ROOT", states)
+        monkeypatch.setattr(criu, "restore_ids", list)
+        criu.remove_orphans(lambda owner: owner.pid != 1, CleanupReport())
+        assert (shared / "usr" / "bin" / "python3").read_text() == "kept"
+        assert not dead.exists() and not mounts_under(f"{dead}/")
+    finally:
+        subprocess.run(["umount", "-l", str(dead / "criu-root")], capture_output=True)
