@@ -15,6 +15,7 @@ import ctypes
 import errno
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 _MS_NOSUID = 0x2
 _MS_NODEV = 0x4
@@ -62,14 +63,58 @@ def unmount(path: Path) -> bool:
     return _c().umount2(os.fsencode(path), _MNT_DETACH) == 0
 
 
-def mounts_under(prefix: str) -> list[str]:
-    """Mount points of this mount namespace whose path starts with ``prefix``."""
+class Mount(NamedTuple):
+    """One line of ``/proc/self/mountinfo``: where it is mounted, what directory of its file system
+    it shows (``root``: a bind mount shows a directory below the file system's top), and the device."""
+
+    point: str
+    root: str
+    device: str
+
+
+def mount_table() -> list[Mount]:
+    """The mounts of this mount namespace (none if ``/proc`` cannot be read)."""
     try:
         lines = Path("/proc/self/mountinfo").read_text().splitlines()
     except OSError:
         return []
-    points = [_unescape(line.split()[4]) for line in lines if len(line.split()) > 4]
-    return [point for point in points if point.startswith(prefix)]
+    fields = [line.split() for line in lines]
+    return [Mount(_unescape(f[4]), _unescape(f[3]), f[2]) for f in fields if len(f) > 4]
+
+
+def mounts_under(prefix: str) -> list[str]:
+    """Mount points of this mount namespace whose path starts with ``prefix``."""
+    return [mount.point for mount in mount_table() if mount.point.startswith(prefix)]
+
+
+def mounts_exposing(path: Path) -> list[str]:
+    """Mount points through which removing ``path`` would reach beyond it or be seen elsewhere: those at
+    or below ``path``, and bind mounts elsewhere that show ``path`` or a directory in it (as a killed
+    ``runc restore`` leaves the container's root bound at ``<state>/criu-root``). A bind of the same
+    file system has the same ``st_dev``, so the mount table is what tells."""
+    real = os.path.realpath(path)
+    table = mount_table()
+    found = [m.point for m in table if _within(m.point, real)]
+    try:
+        info = os.stat(real)
+    except OSError:
+        return found
+    device = f"{os.major(info.st_dev)}:{os.minor(info.st_dev)}"
+    homes = [m for m in table if m.device == device and _within(real, m.point)]
+    if not homes:
+        return found
+    home = max(homes, key=lambda m: len(m.point))
+    inside = home.root.rstrip("/") + real[len(home.point.rstrip("/")) :]  # ``path`` within its file system
+    for mount in table:
+        # a bind of a directory since deleted shows as ``<old path>//deleted``: not this one
+        shown = not mount.root.endswith("//deleted") and _within(mount.root, inside)
+        if mount is not home and mount.device == device and shown:
+            found.append(mount.point)
+    return sorted(set(found))
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def _unescape(field: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -112,12 +113,52 @@ def _build_derived(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    """Remove containers, kernels and directories left by dead pixelbox processes."""
+    """Remove containers, kernels and directories left by dead pixelbox processes; with ``--cache``,
+    bring the restore cache within its byte budget instead."""
+    if args.cache:
+        return _prune_cache(args.budget)
     from pixelbox.runtime.cleanup import remove_orphans
 
     report = remove_orphans(everything=args.all)
     print(json.dumps(report.__dict__, indent=1))
     return 0
+
+
+def _prune_cache(size: str | None) -> int:
+    """``cleanup --cache``: what was pruned and kept, and why; exit 1 if an entry had to be refused.
+    Without Docker, the current image's export cannot be told apart: only what nobody can use goes."""
+    from pixelbox.runtime.backends import cache_prune, restore
+    from pixelbox.runtime.errors import PixelboxError
+
+    try:
+        limit = cache_prune.parse_size(size) if size is not None else cache_prune.budget()
+    except ValueError as exc:
+        print(f"pixelbox cleanup: {exc}", file=sys.stderr)
+        return 2
+    try:
+        keep, present = _current_export()
+    except (PixelboxError, OSError) as exc:
+        print(f"Docker is not reachable ({exc}): only damaged and orphaned entries are pruned", file=sys.stderr)
+        keep, present, limit = set(), None, sys.maxsize
+    report = cache_prune.prune(restore.CACHE, limit, keep, lambda: present)
+    print("\n".join(report.lines()))
+    return 1 if report.refused else 0
+
+
+def _current_export() -> tuple[set[str], set[str]]:
+    """The export name of the current kernel image (empty if it is not built), and Docker's tagged images."""
+    import docker.errors
+
+    from pixelbox.runtime import image
+    from pixelbox.runtime.backends import cache_prune
+    from pixelbox.runtime.docker_engine import docker_client
+
+    client = docker_client()
+    try:
+        current = {client.images.get(image.kernel_image_tag()).id.split(":")[-1][:12]}
+    except docker.errors.ImageNotFound:
+        current = set()
+    return current, cache_prune.docker_images(client)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -149,6 +190,17 @@ def _image_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _cleanup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="also remove resources of live processes")
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="instead, prune the restore cache (exports, checkpoints) to its byte budget, least recently used "
+        "first; entries in use and the current image's export are kept",
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="SIZE",
+        help="with --cache: the budget, e.g. 4G (default: $PIXELBOX_RESTORE_CACHE_BUDGET, else 4G)",
+    )
 
 
 COMMANDS = (

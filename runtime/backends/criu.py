@@ -353,6 +353,7 @@ class RuncRestorePath(restore.RestorePath):
     ) -> RuncRestoredHandle:
         """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` and ``options``' limits."""
         _, restorer = wrappers()
+        self.used(template)
         container = f"{layout.root.name}-r{uuid.uuid4().hex[:12]}"
         memory = int(options.memory)
         group = KernelCgroup(container, memory)

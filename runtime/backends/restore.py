@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pixelbox.runtime.backends import statefile
+from pixelbox.runtime.backends import cache_locks, statefile
 from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
 from pixelbox.runtime.backends.subreaper import Subreaper
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
@@ -57,7 +57,10 @@ option set's checkpoint on its first use, as :meth:`RestorePath.template` ahead 
 RUNSC = "/usr/bin/runsc"
 STATE_ROOT = Path("/run/pixelbox-runsc")
 """runsc's ``--root``: the state of the containers this module runs, apart from Docker's."""
-CACHE = Path("/var/cache/pixelbox/restore")
+CACHE_VARIABLE = "PIXELBOX_RESTORE_CACHE"
+"""Host environment variable: where the restore paths keep exports, checkpoints and CRIU's wrappers."""
+CACHE = Path(os.environ.get(CACHE_VARIABLE) or "/var/cache/pixelbox/restore")
+"""Shared by every pixelbox process of the machine; kept within a byte budget by :mod:`.cache_prune`."""
 RUNSC_FLAGS = ("--network=none", "--host-uds=all")
 """As Docker's runsc runtime is registered (``make setup``): no network stack, Unix sockets on
 bind mounts allowed (the kernel's ZMQ sockets in its IPC directory)."""
@@ -153,8 +156,10 @@ def _tail(path: Path, size: int = 2000) -> str:
 
 
 def export_rootfs(client: Any, image: str, image_id: str) -> Path:
-    """The kernel image's file system as a directory (exported once per image id, then reused)."""
+    """The kernel image's file system as a directory (exported once per image id, then reused), held
+    by this process until it exits (:func:`cache_locks.hold`: the pruner leaves it alone)."""
     target = CACHE / "rootfs" / image_id.split(":")[-1][:12]
+    cache_locks.hold(CACHE, "rootfs", target.name)
     if (target / "usr" / "bin").is_dir():
         return target
     if target.is_dir():  # damaged (emptied): set aside and export again; running containers keep theirs
@@ -269,6 +274,7 @@ class Template:
     def __init__(self, key: str, build: Any) -> None:
         self.key = key
         self.root = CACHE / "templates" / f"pbx-{this_owner().tag}-{key}"
+        cache_locks.hold(CACHE, "templates", self.root.name)
         atexit.register(shutil.rmtree, self.root, True)
         self.image = self.root / "image"
         self._build = build
@@ -566,6 +572,11 @@ class RestorePath:
             template.ahead = False
             return None
 
+    def used(self, template: Template) -> None:
+        """Stamp the template's checkpoint and export as used now (the pruner removes the least recent)."""
+        cache_locks.touch(CACHE, "templates", template.root.name)
+        cache_locks.touch(CACHE, "rootfs", template.rootfs.name)
+
     def _binds(self, ipc: Path, work: Path, inputs: Path) -> dict[str, tuple[Path, bool]]:
         return {self.mounts.ipc: (ipc, True), self.mounts.workspace: (work, True), self.mounts.inputs: (inputs, False)}
 
@@ -620,6 +631,7 @@ class RestorePath:
         """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` and ``options``' limits."""
         from pixelbox.runtime.errors import KernelStartError
 
+        self.used(template)
         container = f"{layout.root.name}-r{uuid.uuid4().hex[:12]}"
         bundle = layout.root / f"bundle-{container[-12:]}"
         bundle.mkdir(mode=0o700)

@@ -1,0 +1,203 @@
+"""The restore cache's pruner keeps the cache within its budget and never breaks another process.
+
+Real files in a temporary cache root (never the machine's), a real ``flock`` held by another real
+process, real bind mounts (root), and Docker's real image ids where whether an image is present matters.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pixelbox.runtime.backends import cache_locks, cache_prune
+from pixelbox.runtime.backends.cache_prune import prune, tree_bytes
+
+HOLDER = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from pixelbox.runtime.backends import cache_locks\n"
+    "cache_locks.hold(Path(sys.argv[1]), 'rootfs', sys.argv[2])\n"
+    "print('held', flush=True)\n"
+    "sys.stdin.read()\n"
+)
+"""Another process using an export: holds its lock until its stdin closes."""
+
+
+def export(root: Path, name: str, used: float, size: int = 64 * 1024) -> Path:
+    """A finished export of ``size`` bytes, last used at ``used`` (seconds since the epoch)."""
+    path = root / "rootfs" / name
+    (path / "usr" / "bin").mkdir(parents=True)
+    (path / "usr" / "bin" / "python3").write_bytes(os.urandom(size))
+    lock = cache_locks.lock_path(root, "rootfs", name)
+    lock.parent.mkdir(exist_ok=True)
+    lock.touch()
+    os.utime(lock, (used, used))
+    return path
+
+
+def names(root: Path) -> set[str]:
+    return {p.name for p in (root / "rootfs").iterdir()}
+
+
+@pytest.fixture
+def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """A process holding a shared lock on export ``aaaaaaaaaaaa`` of the cache at ``tmp_path``."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path), "a" * 12],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdout.readline() == "held\n"
+    yield process
+    process.kill()
+    process.wait()
+
+
+def test_an_export_another_process_holds_is_never_pruned(tmp_path: Path, holder: subprocess.Popen[str]) -> None:
+    export(tmp_path, "a" * 12, used=1_000)
+    export(tmp_path, "b" * 12, used=2_000)
+    report = prune(tmp_path, 0)
+    assert names(tmp_path) == {"a" * 12}
+    assert (tmp_path / "rootfs" / ("a" * 12) / "usr" / "bin" / "python3").stat().st_size == 64 * 1024
+    assert any(line.startswith(f"rootfs/{'a' * 12}") and "in use" in line for line in report.kept), report.kept
+    assert holder.stdin is not None
+    holder.stdin.close()
+    holder.wait()
+    prune(tmp_path, 0)
+    assert names(tmp_path) == set()
+
+
+def test_the_budget_is_kept_least_recently_used_first(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious").write_text("kept")
+    root = tmp_path / "cache"
+    for name, used in (("1" * 12, 3_000), ("2" * 12, 1_000), ("3" * 12, 2_000)):
+        export(root, name, used)
+    (root / "rootfs" / ("2" * 12) / "link").symlink_to(outside)  # not followed
+    one = tree_bytes(root / "rootfs" / ("1" * 12))
+    report = prune(root, one + one // 2)
+    assert names(root) == {"1" * 12}
+    assert report.before > report.budget >= report.after == tree_bytes(root / "rootfs" / ("1" * 12))
+    assert [line.split()[0] for line in report.removed] == [f"rootfs/{'2' * 12}", f"rootfs/{'3' * 12}"]
+    assert (outside / "precious").read_text() == "kept"
+    assert not (root / "trash").exists() or not list((root / "trash").iterdir())
+    assert sorted(p.name for p in (root / "locks").glob("*.lock")) == [f"rootfs.{'1' * 12}.lock"]
+
+
+def test_under_budget_only_what_nobody_can_use_goes(tmp_path: Path) -> None:
+    export(tmp_path, "1" * 12, used=1_000)
+    damaged = tmp_path / "rootfs" / f"{'1' * 12}.damaged.123.abcdef"
+    (damaged / "sbin").mkdir(parents=True)
+    (tmp_path / "rootfs" / ("4" * 12) / "proc").mkdir(parents=True)  # emptied: no usr/bin
+    half = tmp_path / "rootfs" / f"{'1' * 12}.99999999.abcdef"  # of a pid above any pid_max
+    (half / "usr").mkdir(parents=True)
+    report = prune(tmp_path, 10**12)
+    assert names(tmp_path) == {"1" * 12}
+    gone = {f"rootfs/{damaged.name}", f"rootfs/{'4' * 12}", f"rootfs/{half.name}"}
+    assert {line.split()[0] for line in report.removed} == gone
+    assert [line.split(":")[-1].strip() for line in report.kept] == ["within the budget"]
+
+
+@pytest.fixture(scope="module")
+def docker_ids() -> list[str]:
+    """Two ids (12 hex digits) of images tagged in the real Docker engine."""
+    from pixelbox.runtime.docker_engine import docker_client
+    from pixelbox.runtime.errors import BackendUnavailable
+    from tests.conftest import docker_required
+
+    try:
+        present = sorted(cache_prune.docker_images(docker_client()))
+    except BackendUnavailable as exc:
+        if docker_required():
+            pytest.fail(f"Docker is required here: {exc}")
+        pytest.skip(f"no Docker: {exc}")
+    if len(present) < 2:
+        pytest.skip("fewer than two tagged images in Docker")
+    return present[:2]
+
+
+def test_exports_of_images_gone_from_docker_go_before_older_ones_and_the_current_one_stays(
+    tmp_path: Path, docker_ids: list[str]
+) -> None:
+    from pixelbox.runtime.docker_engine import docker_client
+
+    current, present = docker_ids
+    gone = next(f"{n:012x}" for n in range(1, 99) if f"{n:012x}" not in docker_ids)
+    export(tmp_path, current, used=1_000)
+    export(tmp_path, present, used=2_000)  # used before the export of a vanished image
+    export(tmp_path, gone, used=3_000)
+    one = tree_bytes(tmp_path / "rootfs" / current)
+    report = prune(tmp_path, 2 * one + one // 2, {current}, lambda: cache_prune.docker_images(docker_client()))
+    assert names(tmp_path) == {current, present}
+    assert report.removed[0].startswith(f"rootfs/{gone}") and "no longer in Docker" in report.removed[0]
+    report = prune(tmp_path, 0, {current}, lambda: cache_prune.docker_images(docker_client()))
+    assert names(tmp_path) == {current}
+    assert any("current kernel image" in line for line in report.kept)
+
+
+def test_an_export_a_running_processs_checkpoint_names_is_kept_without_its_lock(tmp_path: Path) -> None:
+    """A process running code from before the locks still protects its export by its template."""
+    export(tmp_path, "5" * 12, used=1_000)
+    bundle = tmp_path / "templates" / f"pbx-{os.getpid()}.{_start()}-0123456789ab" / "bundle"
+    bundle.mkdir(parents=True)
+    (bundle / "config.json").write_text(json.dumps({"root": {"path": str(tmp_path / "rootfs" / ("5" * 12))}}))
+    report = prune(tmp_path, 0)
+    assert names(tmp_path) == {"5" * 12}
+    assert any(f"running process {os.getpid()}" in line for line in report.kept), report.kept
+
+
+def _start() -> int | None:
+    from pixelbox.runtime.workspace import process_start
+
+    return process_start(os.getpid())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (bind mounts)")
+@pytest.mark.parametrize("where", ["bound elsewhere", "mount inside"])
+def test_a_mounted_export_is_refused_not_emptied(tmp_path: Path, where: str) -> None:
+    """An export bound elsewhere (as a killed runc restore leaves it at ``<state>/criu-root``), or with a
+    mount inside it, is left whole and reported; nothing is deleted through the mount."""
+    path = export(tmp_path, "6" * 12, used=1_000)
+    other = tmp_path / "other"
+    (other / "kept").mkdir(parents=True)
+    point = other / "criu-root" if where == "bound elsewhere" else path / "mnt"
+    point.mkdir()
+    source = path if where == "bound elsewhere" else other / "kept"
+    subprocess.run(["mount", "--bind", str(source), str(point)], check=True)
+    try:
+        report = prune(tmp_path, 0)
+        assert names(tmp_path) == {"6" * 12}
+        assert (path / "usr" / "bin" / "python3").stat().st_size == 64 * 1024
+        assert (other / "kept").is_dir()
+        assert len(report.refused) == 1 and str(point) in report.refused[0], report.refused
+    finally:
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+def test_cli_prunes_to_the_budget_it_is_given_and_rejects_a_bad_one(tmp_path: Path) -> None:
+    export(tmp_path, "7" * 12, used=1_000)
+    env = {**os.environ, "PIXELBOX_RESTORE_CACHE": str(tmp_path)}
+    command = [sys.executable, "-m", "pixelbox.cli", "cleanup", "--cache", "--budget"]
+    bad = subprocess.run([*command, "lots"], env=env, capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "not a size: 'lots'" in bad.stderr
+    done = subprocess.run([*command, "0"], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"pruned rootfs/{'7' * 12}" in done.stdout and "-> 0 B (budget 0 B" in done.stdout
+    assert names(tmp_path) == set()
+
+
+def test_sizes_parse() -> None:
+    assert [cache_prune.parse_size(text) for text in ("4G", "500M", "1.5GiB", "123")] == [
+        4 * 1024**3,
+        500 * 1024**2,
+        int(1.5 * 1024**3),
+        123,
+    ]
