@@ -85,7 +85,8 @@ def leftovers_of(pid: int, start: int | None = None) -> dict[str, list[str]]:
 
     Empty once every sandbox of that process is closed; the test session's leak check and the soak
     read it. A live zygote of this process (the local backend's fork server, shared by its sandboxes
-    and stopped with them at exit) is no leftover; a dead one's directory is. What another process
+    and stopped with them at exit) is no leftover, nor are its spare kernel's groups; a dead one's
+    directory and groups are. What another process
     with the same pid left (pids are reused) is not counted, and exited (zombie) kernels hold nothing.
     """
     start = start if start is not None else process_start(pid)
@@ -97,7 +98,8 @@ def leftovers_of(pid: int, start: int | None = None) -> dict[str, list[str]]:
     prefix = f"{ROOT_PREFIX}{pid}"
     helpers = {z["root"] for z in zygotes.running() if z["alive"]} if pid == os.getpid() else set()
     dirs = [str(p) for p in Path("/tmp").glob(f"{prefix}*") if mine(f"{p}/") and str(p) not in helpers]
-    groups = [str(p) for p in pixelbox_groups(prefix) if mine(f"/{p.name}/")]
+    spares = tuple(f"{Path(root).name}-spare-" for root in helpers)  # a live zygote's spare kernels' groups
+    groups = [str(p) for p in pixelbox_groups(prefix) if mine(f"/{p.name}/") and not p.name.startswith(spares)]
     mounts = [m for m in mounts_under(f"/tmp/{prefix}") if mine(f"{m}/")]
     for key, items in (("directories", dirs), ("cgroups", groups), ("mounts", mounts)):
         if items:

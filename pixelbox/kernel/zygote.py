@@ -17,11 +17,21 @@ the fork and ``{"exit": CODE}`` once it has reaped the child (``CODE`` as ``subp
 negative for a signal). So no sandbox's environment, key or file ever passes through the
 zygote's memory, and the next child cannot inherit it.
 
-In the child (the spare, as soon as it is forked), before anything of the request is read: a new
-session, default signal handlers, every descriptor of the zygote closed (the listening socket and
-the other kernels' connections above all: a kernel holding the listener could take the next
-sandbox's request). A spare whose zygote exits sees its link close and exits too. Then it takes
-its log as stderr, confines itself (:class:`~pixelbox.contract.confine.Confinement`: cgroups,
+Given control-group parents (``--cgroup-parent``, one per cgroup v1 controller), the zygote also makes
+the spare's groups ahead (:class:`SpareGroups`, named ``<--cgroup-prefix>-spare-N``, no limits yet) and
+the spare joins them at once: joining a group can wait for an RCU grace period (8-30 ms under load),
+which then falls on no sandbox's start. The zygote's ``{"pid": N}`` reply names that group
+(``"cgroup"``); the host renames it to the sandbox's and writes the sandbox's limits before it sends
+the request, so the kernel runs no request under the spare's unlimited group. A group whose child
+exits without having been handed over (or whose kernel the host never adopted) is removed by the
+zygote when it reaps the child.
+
+In the child (the spare, as soon as it is forked), before anything of the request is read: its
+groups joined (the spare), a new session, default signal handlers, every descriptor of the
+zygote closed (the listening socket and the other kernels' connections above all: a kernel
+holding the listener could take the next sandbox's request). A spare whose zygote exits sees its
+link close and exits too. Then it takes its log as stderr, confines itself
+(:class:`~pixelbox.contract.confine.Confinement`: cgroups unless joined ahead,
 network and mount namespaces, rlimits, its own uid, ``no_new_privs``), shows a cold kernel's
 command line in ``/proc`` (written over its inherited one), and runs phase two of a kernel
 (:func:`pixelbox.kernel.fresh.serve`), which replaces the environment and reseeds every random
@@ -50,18 +60,76 @@ from pixelbox.kernel.fresh import preload, serve, without_workspace_imports
 
 CHILD_FAILED = 70
 """Exit code of a forked child that could not become a kernel (the reason is in its log)."""
+JOIN_FAILED = 71
+"""Exit code of a spare that could not join its groups: the zygote then makes spares without groups."""
+
+
+class SpareGroups:
+    """The control groups spares join ahead: one directory per parent (cgroup v1 controller), named
+    ``<prefix>-spare-N``, made by the zygote (root) before the fork, empty of limits until the host
+    adopts them for a sandbox (renamed to the sandbox's group, limits written)."""
+
+    def __init__(self, parents: list[Path], prefix: str) -> None:
+        self.parents = parents
+        self.prefix = prefix
+        self.count = 0
+        self.broken = not parents
+
+    def make(self) -> tuple[str, list[int]] | None:
+        """A new group in every parent and its open ``cgroup.procs`` files; None when any cannot be made."""
+        if self.broken:
+            return None
+        self.count += 1
+        name = f"{self.prefix}-spare-{self.count}"
+        fds: list[int] = []
+        try:
+            for parent in self.parents:
+                (parent / name).mkdir()
+                fds.append(os.open(parent / name / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
+        except OSError:
+            _close_all(fds)
+            self.remove(name)
+            self.broken = True  # no cgroup here for spares: kernels join their sandbox's groups themselves
+            return None
+        return name, fds
+
+    def remove(self, name: str) -> None:
+        """Remove the group ``name`` where it still exists (not renamed by the host); it must be empty."""
+        for parent in self.parents:
+            with contextlib.suppress(OSError):
+                (parent / name).rmdir()
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _join(fds: list[int]) -> None:
+    """In a spare: move into the groups whose ``cgroup.procs`` files are open at ``fds``, then close them."""
+    try:
+        for fd in fds:
+            os.write(fd, str(os.getpid()).encode())
+    except OSError:
+        os._exit(JOIN_FAILED)
+    finally:
+        _close_all(fds)
 
 
 class Zygote:
     """The serving loop: accept, hand the connection to the spare (or fork), report pids and exit codes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, groups: SpareGroups | None = None) -> None:
+        self.groups = groups or SpareGroups([], "")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(path))
         self.listener.listen(64)
         self.children: dict[int, socket.socket] = {}
         self.spare: tuple[int, socket.socket] | None = None
         """The child forked ahead of the next request, and the zygote's end of its link."""
+        self.group_of: dict[int, str] = {}
+        """Child pid -> the spare group it joined (removed when the child is reaped, unless the host renamed it)."""
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
         self.selector = selectors.DefaultSelector()
@@ -98,7 +166,7 @@ class Zygote:
             if pid == 0:
                 self._become_kernel(conn, lambda: conn)
         self.children[pid] = conn
-        _say(conn, {"pid": pid})
+        _say(conn, {"pid": pid, "cgroup": self.group_of.get(pid)})
         self._refill()
 
     def _refill(self) -> None:
@@ -106,16 +174,25 @@ class Zygote:
         if self.spare is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        group = self.groups.make()
+        name, procs = group if group is not None else (None, [])
         try:
             pid = os.fork()
         except OSError:  # no spare for now (out of processes or memory): the next request forks itself
             ours.close()
             theirs.close()
+            _close_all(procs)
+            if name is not None:
+                self.groups.remove(name)
             return
         if pid == 0:
+            _join(procs)
             ours.close()
             self._become_kernel(theirs, lambda: _await_connection(theirs))
         theirs.close()
+        _close_all(procs)
+        if name is not None:
+            self.group_of[pid] = name
         self.spare = (pid, ours)
 
     def _hand_to_spare(self, conn: socket.socket) -> int | None:
@@ -139,6 +216,13 @@ class Zygote:
             _kill(pid)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
+            self._forget_group(pid)
+
+    def _forget_group(self, pid: int) -> None:
+        """Remove the spare group child ``pid`` joined, if the host did not adopt (rename) it."""
+        name = self.group_of.pop(pid, None)
+        if name is not None:
+            self.groups.remove(name)
 
     def _reap(self) -> None:
         while True:
@@ -148,9 +232,12 @@ class Zygote:
                 return
             if pid == 0:
                 return
+            self._forget_group(pid)
             if self.spare is not None and self.spare[0] == pid:  # died waiting: make another
                 self.spare[1].close()
                 self.spare = None
+                if os.waitstatus_to_exitcode(status) == JOIN_FAILED:
+                    self.groups.broken = True
                 self._refill()
             conn = self.children.pop(pid, None)
             if conn is not None:
@@ -241,7 +328,7 @@ def _show_argv(argv: tuple[str, ...]) -> None:
         ctypes.memmove(start, data.ljust(end - start, b"\0"), end - start)
 
 
-def _say(conn: socket.socket, record: dict[str, int]) -> None:
+def _say(conn: socket.socket, record: dict[str, int | str | None]) -> None:
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps(record).encode() + b"\n")
 
@@ -251,12 +338,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m pixelbox.kernel.zygote")
     parser.add_argument("--socket", required=True, type=Path)
     parser.add_argument("--room", default="", help="padding: room for the forked kernels' command lines")
+    parser.add_argument("--cgroup-parent", action="append", default=[], type=Path, help="where spares' groups go")
+    parser.add_argument("--cgroup-prefix", default="pbx-spare", help="the name spares' groups start with")
     args = parser.parse_args(argv)
     without_workspace_imports()  # its own directory: kernels forked from it must not import from there
     missing = preload()
     gc.collect()
     gc.freeze()  # what the preload made is never traversed again: kernels do not copy its pages for the collector
-    zygote = Zygote(args.socket)
+    zygote = Zygote(args.socket, SpareGroups(args.cgroup_parent, args.cgroup_prefix))
     sys.stdout.write(json.dumps({"ready": os.getpid(), "missing": missing}) + "\n")
     sys.stdout.flush()
     try:

@@ -82,13 +82,23 @@ class KernelCgroup:
             except OSError:
                 continue
             self.dirs[controller] = path
-            for key, value in settings.items():
-                try:
-                    (path / key).write_text(value)
-                    applied.append(key)
-                except OSError:
-                    continue
+            applied += _write(path, settings)
         return applied
+
+    def adopt(self, spare: str) -> list[str]:
+        """cgroup v1: make the groups a spare kernel joined ahead (``spare`` in every controller of
+        :func:`spare_parents`) this kernel's, renamed to its name, and write its limits; return the
+        limits that could be applied. ``OSError`` when a group cannot be taken over (those already
+        renamed are this kernel's, so :meth:`remove` removes them)."""
+        renamed: dict[Path, Path] = {}
+        for controller in SPARE_CONTROLLERS:
+            parent = (V1_ROOT / controller / GROUP).resolve()  # cpu and cpuacct may be one hierarchy
+            if parent not in renamed:
+                (parent / spare).rename(parent / self.name)
+                renamed[parent] = parent / self.name
+            self.dirs[controller] = renamed[parent]
+        settings = self._settings
+        return [key for controller, path in self.dirs.items() for key in _write(path, settings.get(controller, {}))]
 
     def cpu_seconds(self) -> float | None:
         """CPU time used so far by the processes of this group and the groups inside it (a container's),
@@ -185,6 +195,24 @@ class KernelCgroup:
         return [error for error in errors if error]
 
 
+SPARE_CONTROLLERS = ("memory", "cpuacct", "cpu", "pids")
+"""The cgroup v1 controllers a spare kernel's groups are made in (every one a kernel's plan may use)."""
+
+
+def spare_parents() -> list[Path]:
+    """Where the local zygote makes its spares' groups (one per controller), or none: cgroup v2 cannot
+    rename a group (a spare's would have to be migrated again), and a host without cgroups has none."""
+    if not cgroups_usable() or (V1_ROOT / "cgroup.controllers").exists():
+        return []
+    parents = list(dict.fromkeys((V1_ROOT / controller / GROUP).resolve() for controller in SPARE_CONTROLLERS))
+    try:
+        for parent in parents:
+            parent.mkdir(exist_ok=True)
+    except OSError:
+        return []
+    return parents
+
+
 def pixelbox_groups(prefix: str) -> list[Path]:
     """pixelbox's groups whose names start with ``prefix``, in every v1 controller or under v2."""
     return [*V1_ROOT.glob(f"*/{GROUP}/{prefix}*"), *V1_ROOT.glob(f"{GROUP}/{prefix}*")]
@@ -211,6 +239,16 @@ def remove_group(path: Path, patience: float = 1.0) -> str | None:
                     return f"cgroup {group}: {exc.strerror}"
                 time.sleep(0.02)
     return None
+
+
+def _write(path: Path, settings: dict[str, str]) -> list[str]:
+    """Write each of ``settings`` into the group at ``path``; return the keys that could be written."""
+    written = []
+    for key, value in settings.items():
+        with contextlib.suppress(OSError):
+            (path / key).write_text(value)
+            written.append(key)
+    return written
 
 
 def _enable_controllers(root: Path, base: Path) -> None:

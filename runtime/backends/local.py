@@ -285,17 +285,26 @@ class LocalBackend(Backend):
         zygote = self._zygote(options)
         if zygote is None or not zygote.usable(options.start_timeout):
             return None
-        cgroup, applied = _make_cgroup(layout, options)
-        limits = self.confinement(layout, options, uid, cgroup, applied)
-        argv = (self.python, *KERNEL_COMMAND, str(layout.ipc))
-        request = ForkRequest(str(layout.ipc), str(layout.work), self.environment(layout, options), argv, limits)
+        made: list[tuple[KernelCgroup | None, list[str]]] = []
+
+        def request_for(spare_group: str | None) -> ForkRequest:
+            """The kernel's request, its control group adopted from the spare's (already joined) or made now."""
+            cgroup, applied = _adopt_cgroup(layout, options, spare_group, made)
+            limits = self.confinement(layout, options, uid, cgroup, applied)
+            if spare_group is not None:
+                limits = replace(limits, procs_files=())  # in its group already: joining again would wait
+            argv = (self.python, *KERNEL_COMMAND, str(layout.ipc))
+            return ForkRequest(str(layout.ipc), str(layout.work), self.environment(layout, options), argv, limits)
+
         try:
             with os.fdopen(layout.open_kernel_log(), "ab") as log:
-                proc = zygote.fork(request, log.fileno())
+                proc = zygote.fork(request_for, log.fileno())
         except ZygoteUnavailable:
-            if cgroup is not None:
-                cgroup.remove()
+            for cgroup, _ in made:
+                if cgroup is not None:
+                    cgroup.remove()
             return None
+        ((cgroup, applied),) = made
         return ForkedHandle(proc, uid, cgroup, applied, int(options.memory))  # type: ignore[arg-type]
 
     def run_command(self, handle: KernelHandle, layout: Layout, options: SandboxOptions, spec: CommandSpec) -> Captured:
@@ -394,6 +403,20 @@ def _zombie(pid: str) -> bool:
 
 def _limits_memory(applied: list[str]) -> bool:
     return "memory.limit_in_bytes" in applied or "memory.max" in applied
+
+
+def _adopt_cgroup(
+    layout: Layout, options: SandboxOptions, spare_group: str | None, made: list[tuple[KernelCgroup | None, list[str]]]
+) -> tuple[KernelCgroup | None, list[str]]:
+    """The sandbox's control group: the spare's ``spare_group`` renamed and given the limits, or (None) one
+    made now; appended to ``made`` first, so the caller removes it when the start fails after all."""
+    if spare_group is None:
+        made.append(_make_cgroup(layout, options))
+        return made[-1]
+    cgroup = KernelCgroup(layout.root.name, int(options.memory), options.cpus, options.pids)
+    made.append((cgroup, []))
+    made[-1] = (cgroup, cgroup.adopt(spare_group))
+    return made[-1]
 
 
 def _make_cgroup(layout: Layout, options: SandboxOptions) -> tuple[KernelCgroup | None, list[str]]:

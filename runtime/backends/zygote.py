@@ -10,6 +10,14 @@ kernels by command line (leak checks, ``pixelbox cleanup``) treats them alike.
 
 A forked kernel is a child of the zygote, not of this process: its liveness is watched through
 a pidfd (cheap, and immune to pid reuse), its exit code comes from the zygote, which reaps it.
+
+On cgroup v1 the zygote makes the control groups of its spare (the kernel it forks ahead) in
+:func:`~pixelbox.runtime.backends.cgroups.spare_parents`, named ``<its directory's name>-spare-N``,
+and the spare joins them ahead. The zygote's reply to a fork names that group; :meth:`Zygote.fork`
+asks the caller for the request only then, so the caller can adopt the group (rename it to the
+sandbox's, write the limits) before the kernel reads anything. What a zygote killed before it could
+remove them leaves is removed by :meth:`Zygote.stop`, or by ``pixelbox cleanup`` once the owner is dead
+(the names carry the owner, like the directory's).
 """
 
 from __future__ import annotations
@@ -24,11 +32,13 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pixelbox.contract.confine import ForkRequest, send_request
 from pixelbox.runtime import live
+from pixelbox.runtime.backends.cgroups import pixelbox_groups, remove_group, spare_parents
 from pixelbox.runtime.workspace import ROOT_PREFIX, remove_tree, this_owner
 
 ZYGOTE_MODULE = "pixelbox.kernel.zygote"
@@ -123,9 +133,12 @@ class Zygote:
         self.started = time.monotonic()
         self.failure: str | None = None
         self.missing: list[str] = []
+        groups = [arg for parent in spare_parents() for arg in ("--cgroup-parent", str(parent))]
+        if groups:
+            groups += ["--cgroup-prefix", self.root.name]
         with open(self.root / "zygote.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [python, "-m", ZYGOTE_MODULE, "--socket", str(self.socket), "--room", "." * ROOM],
+                [python, "-m", ZYGOTE_MODULE, "--socket", str(self.socket), "--room", "." * ROOM, *groups],
                 cwd=self.root,
                 env=env,
                 stdin=subprocess.PIPE,
@@ -154,22 +167,30 @@ class Zygote:
             self.failure = self.failure or f"the zygote was not ready {READY_TIMEOUT_S:g} s after it started"
         return self.ready.is_set() and self.failure is None and self.proc.poll() is None
 
-    def fork(self, request: ForkRequest, log_fd: int) -> ForkedProcess:
-        """A fresh kernel for ``request``; ``ZygoteUnavailable`` when the zygote cannot serve."""
+    def fork(self, request_for: Callable[[str | None], ForkRequest], log_fd: int) -> ForkedProcess:
+        """A fresh kernel; ``ZygoteUnavailable`` when the zygote cannot serve (or ``request_for`` raises
+        ``OSError``: the kernel is then killed before it read anything).
+
+        ``request_for`` is called with the control group the kernel joined ahead (None: it joined
+        none) once the zygote has named it, and returns the request the kernel then reads.
+        """
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        proc: ForkedProcess | None = None
         try:
             conn.connect(str(self.socket))
-            send_request(conn, request, log_fd)
             lines = Lines(conn)
             record = lines.read(time.monotonic() + FORK_REPLY_TIMEOUT_S)
             if record is None:
                 raise ZygoteUnavailable("the zygote did not answer a fork request")
-            return ForkedProcess(lines, int(record["pid"]))
+            proc = ForkedProcess(lines, int(record["pid"]))
+            group = record.get("cgroup")
+            send_request(conn, request_for(group if isinstance(group, str) else None), log_fd)
+            return proc
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            conn.close()
+            _abandon(conn, proc)
             raise ZygoteUnavailable(f"the zygote could not fork a kernel: {exc}") from None
         except BaseException:
-            conn.close()
+            _abandon(conn, proc)
             raise
 
     def stop(self) -> None:
@@ -184,7 +205,18 @@ class Zygote:
             self.proc.wait()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+        for group in pixelbox_groups(f"{self.root.name}-spare-"):  # a killed zygote's unused spare groups
+            remove_group(group)
         remove_tree(self.root)
+
+
+def _abandon(conn: socket.socket, proc: ForkedProcess | None) -> None:
+    """Kill a kernel that will not be served (it has read nothing) and drop the connection."""
+    if proc is not None:
+        proc.signal(signal.SIGKILL)
+        proc.close()
+    else:
+        conn.close()
 
 
 _zygotes: dict[tuple[str, ...], Zygote] = {}

@@ -367,6 +367,62 @@ def test_the_spare_waits_with_nothing_becomes_the_next_kernel_and_goes_with_the_
             assert _run(second, "print('still here')") == "still here\n"
 
 
+def _groups_of(pid: int) -> dict[str, str]:
+    """Controller -> the cgroup v1 path process ``pid`` is in (from ``/proc/<pid>/cgroup``)."""
+    lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    return {
+        controller: path
+        for _, controllers, path in (line.split(":", 2) for line in lines)
+        for controller in controllers.split(",")
+    }
+
+
+def _spare_of(zygote: int) -> int:
+    deadline = time.monotonic() + 60
+    while not (spares := _spares_of(zygote)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (spare,) = spares
+    return spare
+
+
+def test_the_spare_joins_a_group_ahead_that_becomes_the_sandboxs_with_its_limits() -> None:
+    """On cgroup v1 the spare waits in control groups of its own, made ahead without limits (joining one
+    can wait for an RCU grace period: no sandbox pays it). The next sandbox's kernel is in that group,
+    renamed to the sandbox's and given exactly the sandbox's limits before the kernel read its request;
+    closing removes it; a spare's group is no leftover while the zygote lives and is removed with it."""
+    from pixelbox.runtime.backends.cgroups import pixelbox_groups, spare_parents
+    from pixelbox.runtime.cleanup import leftovers_of
+
+    if not spare_parents():
+        pytest.skip("spare kernels join groups ahead on cgroup v1 as root only")
+    memory, cpus, pids = 700 * 1024**2, 0.5, 77
+    with Sandbox(**LOCAL) as first:
+        assert first.start_path == "fast"
+        (zygote,) = [z for z in zygotes.running() if z["ready"]]
+        spare = _spare_of(zygote["pid"])
+        waiting = _groups_of(spare)
+        prefix = f"/pixelbox/{Path(zygote['root']).name}-spare-"
+        assert all(waiting[c].startswith(prefix) for c in ("memory", "cpuacct", "cpu", "pids")), waiting
+        spare_memory = Path("/sys/fs/cgroup/memory" + waiting["memory"])
+        assert int((spare_memory / "memory.limit_in_bytes").read_text()) > 2**60  # no limit while it waits
+        assert not any(prefix in group for group in leftovers_of(os.getpid()).get("cgroups", []))
+        with Sandbox(memory=memory, cpus=cpus, pids=pids, **LOCAL) as second:
+            assert second.start_path == "fast" and second.info.kernel["pid"] == spare
+            name = f"/pixelbox/{second.layout.root.name}"
+            assert set(_groups_of(spare)[c] for c in ("memory", "cpuacct", "cpu", "pids")) == {name}
+            assert not spare_memory.exists()
+            group = Path("/sys/fs/cgroup/memory" + name)
+            assert int((group / "memory.limit_in_bytes").read_text()) == memory
+            assert int((group / "memory.memsw.limit_in_bytes").read_text()) == memory
+            assert Path(f"/sys/fs/cgroup/cpu{name}/cpu.cfs_quota_us").read_text().strip() == "50000"
+            assert Path(f"/sys/fs/cgroup/pids{name}/pids.max").read_text().strip() == str(pids)
+            assert _run(second, "print(open('/proc/self/cgroup').read().count('" + name + "'))") != "0\n"
+            assert second.kernel_cpu_seconds()
+        assert pixelbox_groups(second.layout.root.name) == []
+    zygotes.stop_all()
+    assert pixelbox_groups(f"{Path(zygote['root']).name}-spare-") == []
+
+
 def test_fast_start_off_starts_cold_and_the_pool_refills_fast() -> None:
     """``fast_start=False`` starts cold; a pool's refills come from the fast path by default."""
     with Sandbox(fast_start=False, **LOCAL) as sb:
@@ -403,9 +459,12 @@ def _dead(pid: int) -> bool:
 def test_kernels_outlive_a_dead_zygote_and_the_next_sandbox_gets_a_new_one() -> None:
     """Killing the zygote leaves running kernels working and closable; the next sandbox starts a new
     zygote (the first start waits for it, then forks)."""
+    from pixelbox.runtime.backends.cgroups import pixelbox_groups
+
     with Sandbox(**LOCAL) as sb:
         assert sb.start_path == "fast"
-        for zygote in zygotes.running():
+        killed = zygotes.running()
+        for zygote in killed:
             os.kill(zygote["pid"], signal.SIGKILL)
         deadline = time.monotonic() + 30
         while not all(_dead(z["pid"]) for z in zygotes.running()) and time.monotonic() < deadline:
@@ -414,6 +473,38 @@ def test_kernels_outlive_a_dead_zygote_and_the_next_sandbox_gets_a_new_one() -> 
         with Sandbox(**LOCAL) as after:
             assert after.start_path == "fast"
             assert _run(after, "print(2)") == "2\n"
+        for zygote in killed:  # its spare's groups, which it could not remove, went with its replacement
+            assert pixelbox_groups(f"{Path(zygote['root']).name}-spare-") == []
+
+
+def test_cleanup_removes_the_spare_groups_of_a_dead_owner_whose_zygote_was_killed() -> None:
+    """A host and its zygote both SIGKILLed leave the spare's control groups (nobody could remove them);
+    their names carry the owner, so ``pixelbox cleanup`` removes them once the owner is dead."""
+    from pixelbox.runtime.backends.cgroups import pixelbox_groups, spare_parents
+    from pixelbox.runtime.cleanup import remove_orphans
+
+    if not spare_parents():
+        pytest.skip("spare kernels join groups ahead on cgroup v1 as root only")
+    script = (
+        "import time\nfrom pixelbox.runtime import Sandbox\nfrom pixelbox.runtime.backends import zygote\n"
+        "sb = Sandbox(backend='local')\nsb.execute('1')\n(z,) = zygote.running()\n"
+        "print(z['pid'], z['root'], flush=True)\ntime.sleep(600)\n"
+    )
+    host = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        pid, root = host.stdout.readline().split()
+        prefix = f"{Path(root).name}-spare-"
+        deadline = time.monotonic() + 60
+        while not pixelbox_groups(prefix) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(int(pid), signal.SIGKILL)
+    finally:
+        host.kill()
+        host.wait()
+    assert pixelbox_groups(prefix), "a SIGKILLed zygote cannot remove its spare's groups"
+    remove_orphans()
+    assert pixelbox_groups(prefix) == []
 
 
 def test_a_zygote_that_fails_to_start_leaves_kernels_cold() -> None:
