@@ -116,7 +116,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     """Remove containers, kernels and directories left by dead pixelbox processes; with ``--cache``,
     bring the restore cache within its byte budget instead."""
     if args.cache:
-        return _prune_cache(args.budget)
+        return _prune_cache(args.budget, args.dry_run)
     from pixelbox.runtime.cleanup import remove_orphans
 
     report = remove_orphans(everything=args.all)
@@ -124,7 +124,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prune_cache(size: str | None) -> int:
+def _prune_cache(size: str | None, dry_run: bool) -> int:
     """``cleanup --cache``: what was pruned and kept, and why; exit 1 if an entry had to be refused.
     Without Docker, the current image's export cannot be told apart: only what nobody can use goes."""
     from pixelbox.runtime.backends import cache_prune, restore
@@ -140,7 +140,7 @@ def _prune_cache(size: str | None) -> int:
     except (PixelboxError, OSError) as exc:
         print(f"Docker is not reachable ({exc}): only damaged and orphaned entries are pruned", file=sys.stderr)
         keep, present, limit = set(), None, sys.maxsize
-    report = cache_prune.prune(restore.CACHE, limit, keep, lambda: present)
+    report = cache_prune.prune(restore.CACHE, limit, keep, lambda: present, dry_run)
     print("\n".join(report.lines()))
     return 1 if report.refused else 0
 
@@ -201,6 +201,7 @@ def _cleanup_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="with --cache: the budget, e.g. 4G (default: $PIXELBOX_RESTORE_CACHE_BUDGET, else 4G)",
     )
+    parser.add_argument("--dry-run", action="store_true", help="with --cache: only say what would be pruned")
 
 
 COMMANDS = (

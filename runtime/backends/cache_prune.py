@@ -97,6 +97,8 @@ class PruneReport:
 
     root: str
     budget: int
+    dry_run: bool = False
+    """Only say what would be removed (entries in use and mounted ones are still found out)."""
     before: int = 0
     after: int = 0
     removed: list[str] = field(default_factory=list)
@@ -106,13 +108,14 @@ class PruneReport:
 
     def lines(self) -> list[str]:
         """The report for people: one line per entry, then the totals."""
+        verb, freed = ("would prune", "would free") if self.dry_run else ("pruned", "freed")
         return [
-            *(f"pruned {line}" for line in self.removed),
+            *(f"{verb} {line}" for line in self.removed),
             *(f"kept {line}" for line in self.kept),
             *(f"REFUSED {line}" for line in self.refused),
             *self.notes,
             f"restore cache {self.root}: {human(self.before)} -> {human(self.after)} "
-            f"(budget {human(self.budget)}; freed {human(self.before - self.after)})",
+            f"(budget {human(self.budget)}; {freed} {human(self.before - self.after)})",
         ]
 
 
@@ -122,7 +125,7 @@ class CrossesMount(Exception):
 
 def _walk(top: int, device: int, remove: bool, seen: set[int], where: str) -> int:
     """Bytes of the tree open at ``top`` (each inode once), removing it bottom-up if ``remove``; never
-    follows a symbolic link or enters a directory of another device."""
+    follows a symbolic link or enters a directory of another device (skipped when measuring)."""
     total = 0
     with os.scandir(top) as found:
         entries = list(found)
@@ -132,8 +135,10 @@ def _walk(top: int, device: int, remove: bool, seen: set[int], where: str) -> in
             seen.add(info.st_ino)
             total += info.st_blocks * 512
         if entry.is_dir(follow_symlinks=False):
-            if info.st_dev != device:
+            if info.st_dev != device and remove:
                 raise CrossesMount(f"{where}/{entry.name}")
+            if info.st_dev != device:
+                continue
             child = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=top)
             try:
                 total += _walk(child, device, remove, seen, f"{where}/{entry.name}")
@@ -264,13 +269,17 @@ def _only_pruner(root: Path) -> Iterator[bool]:
 
 
 def prune(
-    root: Path, limit: int, keep: set[str] | None = None, images: Callable[[], set[str] | None] = lambda: None
+    root: Path,
+    limit: int,
+    keep: set[str] | None = None,
+    images: Callable[[], set[str] | None] = lambda: None,
+    dry_run: bool = False,
 ) -> PruneReport:
     """Bring the cache at ``root`` within ``limit`` bytes (see the module's docstring for the order).
 
     ``keep``: image ids (12 hex digits) whose exports stay whatever the budget; ``images``: the ids of
     images present (and tagged) in Docker, None if unknown; asked only when the cache is over budget."""
-    report = PruneReport(str(root), limit)
+    report = PruneReport(str(root), limit, dry_run)
     with _only_pruner(root) as alone:
         if not alone:
             report.notes.append("another prune of this cache is running; nothing done")
@@ -296,7 +305,8 @@ def _prune(root: Path, limit: int, keep: set[str], images: Callable[[], set[str]
             report.kept.append(f"{entry.label()} ({human(entry.size)}): {reason}")
             continue
         _remove(root, entry, report)
-    _forget_stale_locks(root)
+    if not report.dry_run:
+        _forget_stale_locks(root)
 
 
 def _remove(root: Path, entry: Entry, report: PruneReport) -> None:
@@ -312,6 +322,10 @@ def _remove(root: Path, entry: Entry, report: PruneReport) -> None:
                 f"{entry.label()}: mounted at {', '.join(exposed)}; left as it is (a stopped restore's mount "
                 "is removed by `pixelbox cleanup` once its owner is dead; then prune again)"
             )
+            return
+        if report.dry_run:
+            report.after -= entry.size
+            report.removed.append(f"{entry.label()} ({human(entry.size)}): {entry.why}")
             return
         trash = path
         if entry.kind != TRASH:

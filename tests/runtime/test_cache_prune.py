@@ -160,23 +160,27 @@ def _start() -> int | None:
     return process_start(os.getpid())
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (bind mounts)")
-@pytest.mark.parametrize("where", ["bound elsewhere", "mount inside"])
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mounts)")
+@pytest.mark.parametrize("where", ["bound elsewhere", "bind inside", "tmpfs inside"])
 def test_a_mounted_export_is_refused_not_emptied(tmp_path: Path, where: str) -> None:
     """An export bound elsewhere (as a killed runc restore leaves it at ``<state>/criu-root``), or with a
-    mount inside it, is left whole and reported; nothing is deleted through the mount."""
+    mount inside it (runc binds a restored sandbox's directories onto the export while it restores), is
+    left whole and reported; nothing is deleted through the mount."""
     path = export(tmp_path, "6" * 12, used=1_000)
     other = tmp_path / "other"
     (other / "kept").mkdir(parents=True)
     point = other / "criu-root" if where == "bound elsewhere" else path / "mnt"
     point.mkdir()
     source = path if where == "bound elsewhere" else other / "kept"
-    subprocess.run(["mount", "--bind", str(source), str(point)], check=True)
+    mount = ["-t", "tmpfs", "-o", "size=1m", "tmpfs"] if where == "tmpfs inside" else ["--bind", str(source)]
+    subprocess.run(["mount", *mount, str(point)], check=True)
     try:
+        kept = point if where == "tmpfs inside" else other / "kept"
+        (kept / "file").write_text("kept")
         report = prune(tmp_path, 0)
         assert names(tmp_path) == {"6" * 12}
         assert (path / "usr" / "bin" / "python3").stat().st_size == 64 * 1024
-        assert (other / "kept").is_dir()
+        assert (kept / "file").read_text() == "kept"
         assert len(report.refused) == 1 and str(point) in report.refused[0], report.refused
     finally:
         subprocess.run(["umount", "-l", str(point)], capture_output=True)
@@ -188,6 +192,8 @@ def test_cli_prunes_to_the_budget_it_is_given_and_rejects_a_bad_one(tmp_path: Pa
     command = [sys.executable, "-m", "pixelbox.cli", "cleanup", "--cache", "--budget"]
     bad = subprocess.run([*command, "lots"], env=env, capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "not a size: 'lots'" in bad.stderr
+    dry = subprocess.run([*command, "0", "--dry-run"], env=env, capture_output=True, text=True, check=False)
+    assert f"would prune rootfs/{'7' * 12}" in dry.stdout and names(tmp_path) == {"7" * 12}, dry.stderr
     done = subprocess.run([*command, "0"], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert f"pruned rootfs/{'7' * 12}" in done.stdout and "-> 0 B (budget 0 B" in done.stdout
