@@ -49,7 +49,7 @@ from pixelbox.runtime.backends.cgroups import BACKSTOP_MARGIN, KernelCgroup
 from pixelbox.runtime.backends.labels import LABEL, OWNER_LABEL, OWNER_START_LABEL
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
-from pixelbox.runtime.mounts import mounts_under, unmount
+from pixelbox.runtime.mounts import Mount, mount_table, mounts_under, unmount
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner
 
@@ -460,6 +460,41 @@ def remove_orphans(owned: Owned, report: CleanupReport) -> None:
         if owner is not None and owned(owner) and _forget_unloadable(state.name):
             KernelCgroup(state.name, 0).remove()
             report.directories.append(str(state))
+    report.directories.extend(unmount_left_on_exports(owned))
+
+
+def unmount_left_on_exports(owned: Owned) -> list[str]:
+    """Unmount what killed ``runc restore`` runs left bound onto the shared exports; the points unmounted.
+
+    While it restores, runc 1.1 binds the container's bind mounts (the sandbox's IPC directory and
+    workspace) onto the container's root, the export every restore shares, in the host's mount
+    namespace, and unmounts them only when it returns: a killed runc leaves them on the export (the
+    pruner then refuses it). Such a bind is left over once the sandbox it came from is gone (its source
+    is mounted nowhere else: the sandbox's directory was unmounted) or its owner is one ``owned`` accepts.
+    Only the topmost mount of a point is looked at (the one an unmount detaches), until none is left."""
+    exports = os.path.join(os.path.realpath(restore.CACHE), "rootfs", "")
+    done: list[str] = []
+    while True:
+        table = mount_table()
+        tops = {mount.point: mount for mount in table if mount.point.startswith(exports)}  # the last one is on top
+        left = [m.point for m in tops.values() if _bound_from_gone_sandbox(m, table, exports, owned)]
+        unmounted = [point for point in left if unmount(Path(point))]
+        if not unmounted:
+            return done
+        done += unmounted
+
+
+def _bound_from_gone_sandbox(mount: Mount, table: list[Mount], exports: str, owned: Owned) -> bool:
+    """Whether ``mount`` (on an export) shows a directory of a sandbox that is gone, or of an owner
+    ``owned`` accepts (an undecidable source, neither, is left alone)."""
+    sources = [m for m in table if m.device == mount.device and not m.point.startswith(exports)]
+    if not sources:
+        return True
+    for text in (mount.root, *(source.point for source in sources)):
+        owner = owner_of(f"{text}/")
+        if owner is not None:
+            return owned(owner)
+    return False
 
 
 def _forget_unloadable(container: str) -> bool:

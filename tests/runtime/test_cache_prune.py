@@ -207,3 +207,42 @@ def test_sizes_parse() -> None:
         int(1.5 * 1024**3),
         123,
     ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mounts)")
+def test_cleanup_unmounts_what_a_killed_restore_left_bound_on_an_export(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """runc binds a restored sandbox's IPC directory and workspace onto the shared export while it
+    restores; a killed runc leaves them. Cleanup unmounts those of a sandbox that is gone (and nothing
+    of a live one's), after which the export can be pruned; nothing below them is deleted."""
+    from pixelbox.runtime.backends import criu, restore
+    from pixelbox.runtime.backends.base import CleanupReport
+    from pixelbox.runtime.mounts import mounts_under
+    from pixelbox.runtime.workspace import this_owner
+
+    cache = tmp_path / "cache"
+    path = export(cache, "8" * 12, used=1_000)
+    sandboxes = {name: tmp_path / f"pbx-{this_owner().tag}-{name}" for name in ("gone", "live")}
+    points = {"gone": path / "pixelbox" / "ipc", "live": path / "workspace"}
+    for name, sandbox in sandboxes.items():
+        sandbox.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(sandbox)], check=True)
+        (sandbox / "ipc").mkdir()
+        (sandbox / "ipc" / "kernel.json").write_text("{}")
+        points[name].mkdir(parents=True)
+        subprocess.run(["mount", "--bind", str(sandbox / "ipc"), str(points[name])], check=True)
+    subprocess.run(["umount", "-l", str(sandboxes["gone"])], check=True)  # the sandbox closed, the bind stayed
+    try:
+        monkeypatch.setattr(restore, "CACHE", cache)
+        monkeypatch.setattr(criu, "STATE_ROOT", tmp_path / "states")
+        monkeypatch.setattr(criu, "restore_ids", list)
+        report = CleanupReport()
+        criu.remove_orphans(lambda owner: False, report)  # no owner is dead: only the gone sandbox's bind goes
+        assert report.directories == [str(points["gone"])]
+        assert mounts_under(f"{path}/") == [str(points["live"])]
+        assert (sandboxes["live"] / "ipc" / "kernel.json").exists() and (path / "usr" / "bin").is_dir()
+        assert len(prune(cache, 0).refused) == 1
+    finally:
+        for point in (points["live"], sandboxes["live"], points["gone"]):
+            subprocess.run(["umount", "-l", str(point)], capture_output=True)
