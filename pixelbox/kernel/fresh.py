@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from traitlets.config import Config
@@ -258,9 +258,16 @@ def serve(ipc_dir: Path, env: Mapping[str, str] | None = None) -> NoReturn:
 
     ``env`` (a forked or restored kernel) replaces the environment first; a cold kernel already
     has its own. Then every random source is reseeded, the configuration and connection file are
-    read, the layers installed and the ready record written, as :mod:`pixelbox.kernel.__main__`
-    describes.
+    read, the layers installed and the ready record written (:func:`initialize`), as
+    :mod:`pixelbox.kernel.__main__` describes.
     """
+    initialize(ipc_dir, env).start()
+    sys.exit(0)
+
+
+def initialize(ipc_dir: Path, env: Mapping[str, str] | None = None) -> Any:
+    """Phase two up to serving: the kernel application of the sandbox whose IPC directory is ``ipc_dir``,
+    initialized, its layers installed and its ready record written (see :func:`serve`)."""
     from pixelbox.contract.config import load_config
     from pixelbox.contract.wire import CONFIG_FILE, CONNECTION_FILE
     from pixelbox.kernel.plugins import install_plugins
@@ -279,5 +286,4 @@ def serve(ipc_dir: Path, env: Mapping[str, str] | None = None) -> NoReturn:
     app.initialize(["-f", str(ipc_dir / CONNECTION_FILE), *KERNEL_ARGS])
     problems = install_plugins(app.shell, config)
     write_ready(ipc_dir, problems)
-    app.start()
-    sys.exit(0)
+    return app

@@ -57,6 +57,7 @@ from typing import NoReturn
 
 from pixelbox.contract.confine import receive_request
 from pixelbox.kernel.fresh import preload, serve, without_workspace_imports
+from pixelbox.kernel.prefault import Ranges, Rehearsal, populate
 
 CHILD_FAILED = 70
 """Exit code of a forked child that could not become a kernel (the reason is in its log)."""
@@ -120,10 +121,15 @@ def _join(fds: list[int]) -> None:
 class Zygote:
     """The serving loop: accept, hand the connection to the spare (or fork), report pids and exit codes."""
 
-    def __init__(self, path: Path, groups: SpareGroups | None = None) -> None:
+    def __init__(self, path: Path, groups: SpareGroups | None = None, prefault: bool = True) -> None:
         self.groups = groups or SpareGroups([], "")
+        self.prefault = prefault
+        self.rehearsal: Rehearsal | None = None
+        self.written: Ranges = []
+        """The pages a kernel writes while it starts (learned by the rehearsal): each spare writes them ahead."""
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(path))
+        self.listener_dir = path.parent
         self.listener.listen(64)
         self.children: dict[int, socket.socket] = {}
         self.spare: tuple[int, socket.socket] | None = None
@@ -143,6 +149,9 @@ class Zygote:
         """Serve until the host closes stdin; the spare goes with the zygote."""
         try:
             self._refill()
+            if self.prefault:
+                self.rehearsal = Rehearsal(self.listener_dir / "rehearsal")
+                self.selector.register(self.rehearsal.fd, selectors.EVENT_READ, "rehearsal")
             while True:
                 for key, _ in self.selector.select():
                     if key.data == "control" and not os.read(sys.stdin.fileno(), 4096):
@@ -152,8 +161,19 @@ class Zygote:
                     elif key.data == "reap":
                         os.read(self.wake_r, 4096)
                         self._reap()
+                    elif key.data == "rehearsal":
+                        self._learn()
         finally:
             self._dismiss_spare()
+            if self.rehearsal is not None:
+                _kill(self.rehearsal.pid)
+
+    def _learn(self) -> None:
+        """Read the rehearsal's report; once complete, later spares write its pages ahead."""
+        assert self.rehearsal is not None
+        if self.rehearsal.read():
+            self.selector.unregister(self.rehearsal.fd)
+            self.written = self.rehearsal.ranges
 
     def _accept(self) -> None:
         try:
@@ -187,6 +207,7 @@ class Zygote:
             return
         if pid == 0:
             _join(procs)
+            populate(self.written)  # in its group: the pages count against the sandbox that gets it
             ours.close()
             self._become_kernel(theirs, lambda: _await_connection(theirs))
         theirs.close()
@@ -345,7 +366,8 @@ def main(argv: list[str] | None = None) -> None:
     missing = preload()
     gc.collect()
     gc.freeze()  # what the preload made is never traversed again: kernels do not copy its pages for the collector
-    zygote = Zygote(args.socket, SpareGroups(args.cgroup_parent, args.cgroup_prefix))
+    prefault = os.environ.get("PIXELBOX_PREFAULT", "1") != "0"
+    zygote = Zygote(args.socket, SpareGroups(args.cgroup_parent, args.cgroup_prefix), prefault)
     sys.stdout.write(json.dumps({"ready": os.getpid(), "missing": missing}) + "\n")
     sys.stdout.flush()
     try:

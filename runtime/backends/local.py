@@ -266,6 +266,8 @@ class LocalBackend(Backend):
             "OPENBLAS_NUM_THREADS": threads,
             "PIXELBOX_SANDBOX": "local",
         }
+        if os.environ.get("PIXELBOX_PREFAULT") is not None:  # the zygote's switch for the spare's pre-faulting
+            env["PIXELBOX_PREFAULT"] = os.environ["PIXELBOX_PREFAULT"]
         try:
             ZYGOTE_CACHE.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError:  # no writable home: Matplotlib then uses a temporary directory of its own

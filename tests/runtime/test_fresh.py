@@ -423,6 +423,47 @@ def test_the_spare_joins_a_group_ahead_that_becomes_the_sandboxs_with_its_limits
     assert pixelbox_groups(f"{Path(zygote['root']).name}-spare-") == []
 
 
+def _private_dirty(pid: int) -> int:
+    """Bytes of memory process ``pid`` has written and holds alone (``/proc/<pid>/smaps_rollup``)."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Private_Dirty:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_the_spare_writes_ahead_what_a_kernel_writes_and_the_rehearsal_leaves_nothing() -> None:
+    """Once the zygote's rehearsal (a throwaway kernel start in the zygote's own directory) has reported
+    which pages a starting kernel writes, every spare writes them while it waits: they are its own
+    (private, dirty) and, on cgroup v1, charged to its group, which becomes the sandbox's. The
+    rehearsal leaves no directory and no process; the kernel made from the spare works."""
+    from pixelbox.runtime.backends.cgroups import spare_parents
+
+    with Sandbox(**LOCAL) as first:
+        assert first.start_path == "fast"
+        (zygote,) = [z for z in zygotes.running() if z["ready"]]
+        rehearsal = Path(zygote["root"]) / "rehearsal"
+        deadline = time.monotonic() + 120
+        while rehearsal.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not rehearsal.exists(), "the rehearsal's directory is left behind"
+        with Sandbox(**LOCAL) as second:  # takes the spare forked before the report; the next one uses it
+            spare = _spare_of(zygote["pid"])
+            while _private_dirty(spare) < 8 * 1024**2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            written = _private_dirty(spare)
+            assert written >= 8 * 1024**2, f"the spare wrote only {written} bytes ahead"
+            children = {
+                int(p) for p in Path(f"/proc/{zygote['pid']}/task/{zygote['pid']}/children").read_text().split()
+            }
+            assert children == {first.info.kernel["pid"], second.info.kernel["pid"], spare}, "a rehearsal outlived it"
+            if spare_parents():
+                group = Path("/sys/fs/cgroup/memory" + _groups_of(spare)["memory"])
+                assert int((group / "memory.usage_in_bytes").read_text()) >= 8 * 1024**2  # what it wrote ahead
+            with Sandbox(**LOCAL) as third:
+                assert third.info.kernel["pid"] == spare
+                assert _run(third, "print(6 * 7)") == "42\n"
+
+
 def test_fast_start_off_starts_cold_and_the_pool_refills_fast() -> None:
     """``fast_start=False`` starts cold; a pool's refills come from the fast path by default."""
     with Sandbox(fast_start=False, **LOCAL) as sb:
