@@ -242,7 +242,8 @@ def entries(root: Path, keep: set[str]) -> list[Entry]:
         folder = root / kind
         for name in sorted(os.listdir(folder)) if folder.is_dir() else []:
             export = kind == "rootfs" and EXPORT.match(name)
-            found.append(_export(root, name, keep) if export else _other(root, kind, name))
+            with contextlib.suppress(FileNotFoundError):  # renamed or removed meanwhile by its user
+                found.append(_export(root, name, keep) if export else _other(root, kind, name))
     return found
 
 
@@ -310,37 +311,49 @@ def _prune(root: Path, limit: int, keep: set[str], images: Callable[[], set[str]
 
 
 def _remove(root: Path, entry: Entry, report: PruneReport) -> None:
-    """Rename the entry into the trash under its exclusive lock, then delete it (see the module)."""
-    path = root / entry.kind / entry.name
-    with cache_locks.exclusive(root, entry.kind, entry.name) if entry.locked else contextlib.nullcontext(True) as free:
-        if not free:
-            report.kept.append(f"{entry.label()} ({human(entry.size)}): in use (a process holds its lock)")
-            return
-        exposed = mounts_exposing(path)
-        if exposed:
-            report.refused.append(
-                f"{entry.label()}: mounted at {', '.join(exposed)}; left as it is (a stopped restore's mount "
-                "is removed by `pixelbox cleanup` once its owner is dead; then prune again)"
-            )
-            return
-        if report.dry_run:
-            report.after -= entry.size
-            report.removed.append(f"{entry.label()} ({human(entry.size)}): {entry.why}")
-            return
-        trash = path
-        if entry.kind != TRASH:
-            trash = root / TRASH / f"{os.getpid()}.{uuid.uuid4().hex[:6]}.{entry.kind}.{entry.name}"
-            trash.parent.mkdir(exist_ok=True)
-            path.rename(trash)
-        if entry.locked:
-            cache_locks.forget(root, entry.kind, entry.name)
+    """Move the entry into the trash (:func:`_claim`), then delete it there."""
+    trash = _claim(root, entry, report)
+    if trash is None:
+        return
     try:
-        freed = tree_bytes(trash, remove=True)
+        tree_bytes(trash, remove=True)
     except (CrossesMount, OSError) as exc:  # what was deleted before is not counted
         report.refused.append(f"{entry.label()}: stopped deleting it in {trash}: {exc}")
         return
     report.after -= entry.size
-    report.removed.append(f"{entry.label()} ({human(max(freed, entry.size))}): {entry.why}")
+    report.removed.append(f"{entry.label()} ({human(entry.size)}): {entry.why}")
+
+
+def _claim(root: Path, entry: Entry, report: PruneReport) -> Path | None:
+    """Under the entry's exclusive lock, unless a process holds it or a mount reaches it (both reported),
+    rename it into ``trash/`` and drop its lock file; where it is now (None: left, or a dry run)."""
+    path = root / entry.kind / entry.name
+    with cache_locks.exclusive(root, entry.kind, entry.name) if entry.locked else contextlib.nullcontext(True) as free:
+        if not free:
+            report.kept.append(f"{entry.label()} ({human(entry.size)}): in use (a process holds its lock)")
+            return None
+        exposed = mounts_exposing(path)
+        if exposed:
+            report.refused.append(
+                f"{entry.label()}: mounted at {', '.join(exposed)}; left as it is (`pixelbox cleanup` unmounts "
+                "what a stopped restore left once its sandbox is gone; then prune again)"
+            )
+            return None
+        if report.dry_run:
+            report.after -= entry.size
+            report.removed.append(f"{entry.label()} ({human(entry.size)}): {entry.why}")
+            return None
+        trash = path
+        if entry.kind != TRASH:
+            trash = root / TRASH / f"{os.getpid()}.{uuid.uuid4().hex[:6]}.{entry.kind}.{entry.name}"
+            trash.parent.mkdir(exist_ok=True)
+            try:
+                path.rename(trash)
+            except FileNotFoundError:  # gone meanwhile (its user set it aside)
+                return None
+        if entry.locked:
+            cache_locks.forget(root, entry.kind, entry.name)
+        return trash
 
 
 def _forget_stale_locks(root: Path) -> None:
