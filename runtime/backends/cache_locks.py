@@ -63,14 +63,6 @@ def hold(root: Path, kind: str, name: str) -> None:
     touch(root, kind, name)
 
 
-def release(root: Path, kind: str, name: str) -> None:
-    """Give up this process's shared lock on an entry (when nothing of it uses the entry any more)."""
-    with _held_lock:
-        fd = _held.pop(lock_path(root, kind, name), None)
-    if fd is not None:
-        os.close(fd)
-
-
 def touch(root: Path, kind: str, name: str) -> None:
     """Stamp the entry as used now (its lock file's modification time); never raises."""
     with contextlib.suppress(OSError):

@@ -66,8 +66,9 @@ def budget() -> int:
 
 
 def human(size: int) -> str:
-    """``712.4 MB``: a byte count for people (decimal units, as ``du -h --si``)."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    """``712.4 MiB``: a byte count for people, in the binary units budgets are written in (``4G``)."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        scale = UNITS[unit[0]]
         if size >= scale:
             return f"{size / scale:.1f} {unit}"
     return f"{size} B"
