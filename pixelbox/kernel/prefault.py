@@ -36,7 +36,12 @@ PRESENT, EXCLUSIVE = 1 << 63, 1 << 56
 MAX_RANGES = 20_000
 """Cap on the ranges one rehearsal reports (a sane kernel writes about 2000 runs of pages)."""
 
-_madvise = ctypes.CDLL(None, use_errno=True).madvise
+REHEARSAL_NAME = b"pbx-rehearsal"
+"""The rehearsal's process name (``/proc/<pid>/comm``): its command line is the zygote's, as a spare's."""
+PR_SET_NAME = 15
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_madvise = _libc.madvise
 _madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
 Ranges = list[tuple[int, int]]
@@ -153,6 +158,7 @@ def _report(pipe: int, workdir: Path) -> None:
     code = 1
     try:
         os.setsid()
+        _libc.prctl(PR_SET_NAME, REHEARSAL_NAME, 0, 0, 0)
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(null, 1)

@@ -327,15 +327,19 @@ def test_a_kernel_holds_nothing_of_the_zygote_and_cannot_reach_it() -> None:
 
 
 def _spares_of(zygote: int) -> list[int]:
-    """The zygote's children that are not kernels yet (still showing the zygote's command line)."""
+    """The zygote's children that are not kernels yet (still showing the zygote's command line), but its
+    rehearsal (:mod:`pixelbox.kernel.prefault`), which shows it too while it runs."""
+    from pixelbox.kernel.prefault import REHEARSAL_NAME
+
     spares = []
     for entry in Path("/proc").iterdir():
         try:
             ppid = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
             cmdline = entry.joinpath("cmdline").read_bytes()
+            name = entry.joinpath("comm").read_bytes().strip()
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == zygote and zygotes.ZYGOTE_MODULE.encode() in cmdline:
+        if ppid == zygote and zygotes.ZYGOTE_MODULE.encode() in cmdline and name != REHEARSAL_NAME:
             spares.append(int(entry.name))
     return spares
 
