@@ -7,6 +7,7 @@ connections to them.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,29 @@ def test_a_watch_wakes_when_a_file_is_renamed_into_the_directory(tmp_path: Path)
         watch.wait(30)
         assert time.monotonic() - started < 29
     assert watch.fd == -1
+
+
+def _inotify_descriptors() -> int:
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            count += os.readlink(fd) == "anon_inode:inotify"
+        except OSError:
+            continue
+    return count
+
+
+def test_closed_watches_release_their_descriptors_in_the_background(tmp_path: Path) -> None:
+    """Closing an inotify descriptor waits for an SRCU grace period, so a watch's close leaves it to a
+    background thread: the caller returns at once, and the descriptors are all released soon after."""
+    before = _inotify_descriptors()
+    for _ in range(20):
+        with DirectoryWatch(tmp_path) as watch:
+            assert watch.fd >= 0
+    deadline = time.monotonic() + 30
+    while _inotify_descriptors() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _inotify_descriptors() == before
 
 
 def test_the_ready_wait_returns_the_record_written_while_it_waits(tmp_path: Path) -> None:
