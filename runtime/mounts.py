@@ -117,6 +117,17 @@ def _within(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
 
 
+def deleted_mounts_under(prefix: str) -> list[str]:
+    """Mount points under ``prefix`` (this mount namespace) whose source directory was deleted."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    fields = [line.split() for line in lines]
+    found = [(_unescape(f[4]), _unescape(f[3])) for f in fields if len(f) > 4]
+    return [point for point, root in found if point.startswith(prefix) and root.endswith("//deleted")]
+
+
 def _unescape(field: str) -> str:
     """mountinfo writes space, tab, newline and backslash as octal escapes (``\\040``)."""
     out, i = [], 0

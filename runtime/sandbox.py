@@ -27,7 +27,7 @@ from pixelbox.runtime import live
 from pixelbox.runtime.artifacts import MAX_PIXELS, Artifact, ArtifactRejected, Numbering, ingest_artifact
 from pixelbox.runtime.audits import AuditLog
 from pixelbox.runtime.backends import choose_backend
-from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths
+from pixelbox.runtime.backends.base import Backend, KernelHandle, KernelPaths, ParkedKernel
 from pixelbox.runtime.commands import CommandResult, check_env, command_event, command_spec
 from pixelbox.runtime.errors import KernelStartError, SandboxClosed
 from pixelbox.runtime.execution import ErrorInfo, Execution, Status
@@ -111,7 +111,12 @@ class Sandbox:
         self._backend, self._reason = choose_backend(self.options)
         self._uid = self._backend.allocate_uid()
         size = self.options.workspace_size
-        self.layout = Layout.create(self._uid, disk_cap=None if size is None else int(size))
+        self._parked = self._backend.take_parked(self.options) if self.options.fast_start else None
+        """A kernel the backend parked ahead in a layout of its own (a spare): that layout is this sandbox's."""
+        self.from_spare = False
+        """Whether the current kernel was parked ahead (a spare) rather than started for this sandbox."""
+        cap = None if size is None else int(size)
+        self.layout = self._parked.layout if self._parked else Layout.create(self._uid, disk_cap=cap)
         live.register(self)
         try:
             self._input_names = self._copy_inputs(inputs)
@@ -248,8 +253,14 @@ class Sandbox:
             self._fast_failure = str(exc)
             self._start_once(fast=False)
 
-    def _launch(self, fast: bool) -> KernelHandle:
-        """The backend's fresh kernel from its fast path when ``fast`` and it has one, else a cold one."""
+    def _launch(self, fast: bool, parked: ParkedKernel | None) -> KernelHandle:
+        """The parked kernel when there is one (woken now), else the backend's fresh kernel from its fast path
+        when ``fast`` and it has one, else a cold one."""
+        self.from_spare = parked is not None
+        if parked is not None:
+            parked.wake()
+            self.start_path = "fast"
+            return parked.handle
         if fast:
             handle = self._backend.start_fresh(self.layout, self.options, self._uid)
             if handle is not None:
@@ -258,12 +269,22 @@ class Sandbox:
         self.start_path = "cold"
         return self._backend.start(self.layout, self.options, self._uid)
 
+    def _claim_parked(self) -> ParkedKernel | None:
+        """The parked kernel, once, if it is still alive (its IPC directory is untouched: the kernel waits
+        for its environment there); a dead one is stopped and the start goes on as without it."""
+        parked, self._parked = self._parked, None
+        if parked is not None and not parked.handle.alive():
+            parked.handle.kill()
+            return None
+        return parked
+
     def _start_once(self, *, fast: bool) -> None:
-        ipc = self.layout.fresh_ipc(self._uid)
+        parked = self._claim_parked() if fast else None
+        ipc = self.layout.ipc if parked is not None else self.layout.fresh_ipc(self._uid)
         self._connection = connection = write_connection_file(ipc, self.paths.ipc)
         write_host_file(ipc, CONFIG_FILE, self._kernel_config().to_json())
         deadline = time.monotonic() + self.options.start_timeout
-        self._handle = handle = self._launch(fast)
+        self._handle = handle = self._launch(fast, parked)
         try:
             self._ready = wait_for_ready_file(ipc, deadline, handle.alive)
             self._check_ready()
@@ -302,6 +323,9 @@ class Sandbox:
 
     def _stop_kernel(self) -> None:
         self._join_retired()
+        parked, self._parked = getattr(self, "_parked", None), None
+        if parked is not None:  # taken, never woken (the sandbox failed before its first start)
+            parked.handle.kill()
         if self._channel is not None:
             self._channel.close()
             self._channel = None
@@ -715,6 +739,7 @@ class Sandbox:
             kernel={
                 **{k: self._ready.get(k) for k in ("version", "protocol", "pid", "uid", "python")},
                 "start": self.start_path,
+                "spare": self.from_spare,
                 "fast_start_failure": self._fast_failure,
             },
             workspace=str(self.layout.work),

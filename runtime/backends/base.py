@@ -103,6 +103,20 @@ class KernelHandle(ABC):
         return None
 
 
+@dataclass
+class ParkedKernel:
+    """A fast-path kernel started ahead in a sandbox layout of its own and parked before its phase two:
+    nothing of any sandbox in it yet (no environment, key, configuration or files).
+
+    A sandbox that takes it makes ``layout`` its own (its directories are the kernel's bind mounts),
+    writes its connection and configuration files into ``layout.ipc``, then calls ``wake`` (which hands
+    the kernel its environment); from then on ``handle`` is its kernel's."""
+
+    layout: Layout
+    handle: KernelHandle
+    wake: Callable[[], None]
+
+
 class Backend(ABC):
     """Starts kernels of one kind. Instances are cheap and may be shared between sandboxes.
 
@@ -157,6 +171,11 @@ class Backend(ABC):
         :meth:`start`. ``Sandbox`` calls this only when ``options.fast_start`` is on, and starts
         cold, once, when a kernel started here fails to become ready.
         """
+        return None
+
+    def take_parked(self, options: SandboxOptions) -> ParkedKernel | None:
+        """A kernel parked ahead for ``options`` (see :class:`ParkedKernel`), alive, or None: then the sandbox
+        makes its own layout and calls :meth:`start_fresh` / :meth:`start`. The default keeps none."""
         return None
 
     @abstractmethod

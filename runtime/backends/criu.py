@@ -253,6 +253,8 @@ class RuncRestoredHandle(KernelHandle):
         self.group = group
         self.memory = memory
         self.cgroup = f"{group.path}/{container}"
+        self.init_pid: int | None = None
+        """The container's init (tini) on the host, once known (a spare's, see ``restore_parked``)."""
         self.exited = threading.Event()
         self.exit_code: int | None = None
         threading.Thread(target=self._wait, name=f"pbx-wait-{container[-12:]}", daemon=True).start()
@@ -263,7 +265,9 @@ class RuncRestoredHandle(KernelHandle):
         self.exited.set()
 
     def alive(self) -> bool:
-        return not self.exited.is_set()
+        """``runc restore`` runs and, when known, so does the container's init: a container killed just as
+        its restore ended can leave ``runc restore`` waiting for ever (seen here with a spare killed then)."""
+        return not self.exited.is_set() and (self.init_pid is None or _running(self.init_pid))
 
     def exit_reason(self) -> str:
         failed = _errors(self.bundle / "criu" / "restore.log")
@@ -348,12 +352,29 @@ class RuncRestorePath(restore.RestorePath):
                 parked.wait(EXIT_PATIENCE_S)
             runc("delete", "--force", container)
 
+    def restore_parked(self, template: restore.Template, layout: Layout, options: SandboxOptions) -> KernelHandle:
+        """A spare: a kernel restored into ``layout`` and left parked (:meth:`restore.RestorePath.restore_parked`);
+        returns once runc recorded the restored container (its ``state.json``, naming the init process)."""
+        handle = self.restore(template, layout, options, None)
+        state = STATE_ROOT / handle.container / "state.json"
+        deadline = time.monotonic() + options.start_timeout
+        while handle.alive() and handle.init_pid is None and time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                handle.init_pid = int(json.loads(state.read_text())["init_process_pid"])
+            time.sleep(0.005)
+        if handle.init_pid is None:
+            handle.kill()
+            raise BackendUnavailable(f"the runc restore of a spare did not finish: {handle.exit_reason()}")
+        return handle
+
     def restore(
-        self, template: restore.Template, layout: Layout, options: SandboxOptions, env: dict[str, str]
+        self, template: restore.Template, layout: Layout, options: SandboxOptions, env: dict[str, str] | None
     ) -> RuncRestoredHandle:
-        """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` and ``options``' limits."""
+        """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` (None: parked) and
+        ``options``' limits."""
         _, restorer = wrappers()
         self.used(template)
+        restore.detach_stale_mounts(template.rootfs)
         container = f"{layout.root.name}-r{uuid.uuid4().hex[:12]}"
         memory = int(options.memory)
         group = KernelCgroup(container, memory)
@@ -368,7 +389,8 @@ class RuncRestorePath(restore.RestorePath):
 
         config["annotations"] = {"org.criu.config": str(CRIU_HOME / "restore.conf")}
         (bundle / "config.json").write_text(json.dumps(confine(config, self.security(), memory + BACKSTOP_MARGIN)))
-        restore.write_env(layout.ipc, {**self.image_env(), **env})
+        if env is not None:
+            self.wake(layout, env)
         with open(layout.root / "kernel.log", "ab") as log:
             process = subprocess.Popen(
                 [
@@ -391,6 +413,12 @@ class RuncRestorePath(restore.RestorePath):
                 stderr=log,
             )
         return RuncRestoredHandle(process, container, bundle, group, memory)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is no zombie."""
+    stat_line = restore._read(Path(f"/proc/{pid}/stat"))
+    return bool(stat_line) and stat_line.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def run_command(handle: RuncRestoredHandle, env: dict[str, str], cwd: str, spec: CommandSpec) -> Captured:

@@ -17,7 +17,7 @@ import time
 import uuid
 from typing import Any
 
-from pixelbox.runtime.backends import criu, restore
+from pixelbox.runtime.backends import criu, restore, spares
 from pixelbox.runtime.backends.base import (
     KERNEL_COMMAND,
     SAFE_PATH,
@@ -26,6 +26,7 @@ from pixelbox.runtime.backends.base import (
     KernelHandle,
     KernelPaths,
     Owned,
+    ParkedKernel,
     describe_exit,
 )
 from pixelbox.runtime.backends.cgroups import BACKSTOP_MARGIN, KernelCgroup, cgroups_usable
@@ -154,6 +155,7 @@ class DockerBackend(Backend):
         engine see the same cgroup tree (root, the cgroupfs driver, an engine on this host's
         Unix socket). Turned off for good if a container does not turn up inside its group."""
         self._restore: restore.RestorePath | None = None
+        self._spares: spares.Spares | None = None
 
     @classmethod
     def for_options(cls, options: SandboxOptions) -> DockerBackend:
@@ -333,7 +335,8 @@ class DockerBackend(Backend):
         start making the checkpoint template."""
         path = self._restore_path()
         if path is not None:
-            path.template(options, self.environment(options.with_(env={})))
+            template = path.template(options, self.environment(options.with_(env={})))
+            self._spares_of(path).keep(template, options)
 
     def start_fresh(self, layout: Layout, options: SandboxOptions, uid: int | None = None) -> KernelHandle | None:
         """A kernel restored from the checkpoint (runsc: :mod:`.restore`; runc with CRIU: :mod:`.criu`);
@@ -349,7 +352,30 @@ class DockerBackend(Backend):
         template = path.template_on_demand(options, env) if on_demand else path.template(options, env)
         if template is None or not template.ready(options.start_timeout):
             return None
-        return path.restore(template, layout, options, self.environment(options))
+        handle = path.restore(template, layout, options, self.environment(options))
+        self._spares_of(path).keep(template, options, after=layout)  # the next sandbox of these options
+        return handle
+
+    def take_parked(self, options: SandboxOptions) -> ParkedKernel | None:
+        """A kernel restored ahead for ``options`` and parked (:mod:`.spares`), when the restore path keeps one."""
+        path = self._restore_path() if spares.enabled() else None
+        if path is None:
+            return None
+        key = path.key_of(options, self.environment(options.with_(env={})))
+        return self._spares_of(path).take(key, options, self.environment(options))
+
+    def spare(self, options: SandboxOptions, timeout: float = 0.0) -> spares.Spare | None:
+        """The spare parked for ``options`` (not taken), waiting up to ``timeout`` for one being restored."""
+        path = self._restore_path()
+        if path is None:
+            return None
+        key = path.key_of(options, self.environment(options.with_(env={})))
+        return self._spares_of(path).parked(key, options, timeout)
+
+    def _spares_of(self, path: restore.RestorePath) -> spares.Spares:
+        if self._spares is None:
+            self._spares = spares.Spares(path, self.kernel_uid)
+        return self._spares
 
     def _restore_path(self) -> restore.RestorePath | None:
         """The checkpoint/restore path of this runtime when switched on: runsc's own, or runc's with CRIU."""

@@ -48,6 +48,7 @@ from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, d
 from pixelbox.runtime.backends.subreaper import Subreaper
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
+from pixelbox.runtime.mounts import deleted_mounts_under, unmount
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner, write_host_file
 
@@ -161,6 +162,7 @@ def export_rootfs(client: Any, image: str, image_id: str) -> Path:
     target = CACHE / "rootfs" / image_id.split(":")[-1][:12]
     cache_locks.hold(CACHE, "rootfs", target.name)
     if (target / "usr" / "bin").is_dir():
+        detach_stale_mounts(target)
         return target
     if target.is_dir():  # damaged (emptied): set aside and export again; running containers keep theirs
         with contextlib.suppress(OSError):
@@ -177,6 +179,18 @@ def export_rootfs(client: Any, image: str, image_id: str) -> Path:
         container.remove(force=True)
         shutil.rmtree(partial, ignore_errors=True)
     return target
+
+
+def detach_stale_mounts(rootfs: Path) -> None:
+    """Detach mounts left on the shared export in this mount namespace whose source is gone.
+
+    ``runc restore`` bind-mounts a sandbox's directories onto the container's root (the export) in the
+    host's mount namespace while it restores, and unmounts them when done; one that is killed, or finds
+    the source already deleted, leaves them. A stale mount over ``/pixelbox/ipc`` then fails every
+    later runsc start (its gofer refuses a mount point that resolves to a deleted directory) and runc's
+    own (seen here: a hardening sandbox's IPC directory). A deleted source serves nobody."""
+    for point in deleted_mounts_under(f"{rootfs}/"):
+        unmount(Path(point))
 
 
 def spec(
@@ -541,10 +555,14 @@ class RestorePath:
             self._image_env = dict(pair.split("=", 1) for pair in pairs if "=" in pair)
         return self._image_env
 
+    def key_of(self, options: SandboxOptions, env: dict[str, str]) -> str:
+        """The template key of ``options`` with ``env`` (without the user's) under the image's own."""
+        return template_key(self.image_id, {**self.image_env(), **env}, options, self.engine)
+
     def template(self, options: SandboxOptions, env: dict[str, str]) -> Template:
         """The template for ``options`` (made in the background on first use); ``env`` without the user's."""
         full = {**self.image_env(), **env}
-        key = template_key(self.image_id, full, options, self.engine)
+        key = self.key_of(options, env)
         with self._lock:
             template = self._templates.get(key)
             if template is None or template.failed():
@@ -559,7 +577,7 @@ class RestorePath:
         and the pool, are waited for). An option set used once never pays for a checkpoint; a key whose
         checkpoint failed starts cold from then on (no new attempt per sandbox)."""
         full = {**self.image_env(), **env}
-        key = template_key(self.image_id, full, options, self.engine)
+        key = self.key_of(options, env)
         with self._lock:
             template = self._templates.get(key)
             if template is not None:
@@ -627,21 +645,35 @@ class RestorePath:
         finally:
             stop(container, dirs["bundle"])
 
-    def restore(self, template: Template, layout: Layout, options: SandboxOptions, env: dict[str, str]) -> KernelHandle:
-        """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` and ``options``' limits."""
+    def restore_parked(self, template: Template, layout: Layout, options: SandboxOptions) -> KernelHandle:
+        """A spare (:mod:`.spares`): a kernel restored from ``template`` into ``layout`` and left parked, waiting
+        for its environment (:meth:`wake`); the restore has finished when this returns."""
+        return self.restore(template, layout, options, None)
+
+    def wake(self, layout: Layout, env: dict[str, str]) -> None:
+        """Start a parked kernel's phase two: hand it ``env`` (the sandbox's, under the image's own)."""
+        write_env(layout.ipc, {**self.image_env(), **env})
+
+    def restore(
+        self, template: Template, layout: Layout, options: SandboxOptions, env: dict[str, str] | None
+    ) -> KernelHandle:
+        """A kernel restored from ``template`` into ``layout``'s directories, with ``env`` (None: parked,
+        see :meth:`restore_parked`) and ``options``' limits."""
         from pixelbox.runtime.errors import KernelStartError
 
         self.used(template)
         container = f"{layout.root.name}-r{uuid.uuid4().hex[:12]}"
         bundle = layout.root / f"bundle-{container[-12:]}"
         bundle.mkdir(mode=0o700)
+        detach_stale_mounts(template.rootfs)
         cgroup = container_cgroup(container)
         binds = self._binds(layout.ipc, layout.work, layout.inputs)
         config = spec(
             template.rootfs, self._args(), template.env, binds, options, cgroup, options.pids + self.pids_headroom
         )
         (bundle / "config.json").write_text(json.dumps(config))
-        write_env(layout.ipc, {**self.image_env(), **env})
+        if env is not None:
+            self.wake(layout, env)
         done = runsc(
             "restore",
             "--image-path",

@@ -281,3 +281,25 @@ def test_cleanup_of_a_stopped_restore_leaves_the_shared_root_it_had_bound(
         assert not dead.exists() and not mounts_under(f"{dead}/")
     finally:
         subprocess.run(["umount", "-l", str(dead / "criu-root")], capture_output=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a bind mount)")
+def test_a_stale_mount_runc_left_on_the_shared_root_is_detached(tmp_path: Path) -> None:
+    """`runc restore` binds a sandbox's directories onto the shared export while it restores; one it left
+    there after the directory was deleted (seen: a sandbox's IPC directory over ``/pixelbox/ipc``) would
+    fail every later runsc start, so it is detached before the export is used. A mount whose source
+    still exists is left alone."""
+    from pixelbox.runtime.mounts import mounts_under
+
+    rootfs, gone, kept = tmp_path / "export", tmp_path / "ipc", tmp_path / "work"
+    for path in (rootfs / "pixelbox" / "ipc", rootfs / "workspace", gone, kept):
+        path.mkdir(parents=True)
+    subprocess.run(["mount", "--bind", str(gone), str(rootfs / "pixelbox" / "ipc")], check=True)
+    subprocess.run(["mount", "--bind", str(kept), str(rootfs / "workspace")], check=True)
+    try:
+        gone.rmdir()
+        restore.detach_stale_mounts(rootfs)
+        assert mounts_under(f"{rootfs}/") == [str(rootfs / "workspace")]
+    finally:
+        for point in mounts_under(f"{rootfs}/"):
+            subprocess.run(["umount", "-l", point], capture_output=True)

@@ -1,0 +1,243 @@
+"""Spares: one restored container kept parked ahead per option set, so a fresh sandbox skips the restore.
+
+The container analogue of the zygote's spare fork (:mod:`.zygote`). Once an option set's checkpoint
+template exists (``prepare_fresh``, or the checkpoint made on demand), a background thread restores
+one kernel from it into a sandbox layout of its own (``Layout.create``, as a sandbox makes it: the
+same directories, owner, modes and disk cap) and leaves it parked before its phase two: the restored
+process waits for ``env.json``, holding nothing of any sandbox. A sandbox asking for that option set
+takes the spare (:meth:`Spares.take`): it adopts the layout as its own, writes its connection and
+configuration files, and wakes the kernel with its environment (phase two: reseeded random sources,
+its own HMAC key). Taking one starts the next restore in the background, after the taker's kernel
+is ready, so the two do not compete for the CPU; at most one spare restore runs per option set, and
+a sandbox that finds no spare ready restores on demand as before (it never waits for a spare).
+
+Isolation is the on-demand restore's: each spare has its own layout, container and cgroup, named
+like a sandbox's (``pbx-<owner>-...``), so ``pixelbox cleanup`` removes those of a dead owner. The
+spares of this process are no leftovers while it runs (:func:`roots`; the leak checks skip them);
+they are removed when every sandbox is closed (``live.close_all``, at exit) or by :meth:`Spares.close`.
+A spare that died is stopped and replaced, never handed out. A spare is not free: its restore costs
+what an on-demand restore costs (CPU and memory: about 40-50 MB while parked), paid ahead.
+On with ``PIXELBOX_RESTORE_SPARES=1``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pixelbox.runtime import live
+from pixelbox.runtime.backends.base import KernelHandle, ParkedKernel
+from pixelbox.runtime.options import SandboxOptions
+from pixelbox.runtime.protocol import READY_FILE
+from pixelbox.runtime.workspace import Layout
+
+logger = logging.getLogger(__name__)
+ENABLE_VARIABLE = "PIXELBOX_RESTORE_SPARES"
+"""Host environment variable: ``1`` keeps a spare per option set for the restore paths (opt-in for now);
+anything else keeps none (every fast start restores on demand)."""
+MAX_FAILURES = 3
+"""Spare restores of one option set that may fail in a row before no more are tried for it."""
+REFILL_AFTER_S = 5.0
+"""How long a refill waits at most for the kernel just handed out to become ready before it restores."""
+Key = tuple[Any, ...]
+
+
+def enabled() -> bool:
+    """Whether restore paths keep spares (``PIXELBOX_RESTORE_SPARES=1``)."""
+    return os.environ.get(ENABLE_VARIABLE, "") == "1"
+
+
+class Template(Protocol):
+    """What a spare is restored from (:class:`.restore.Template`)."""
+
+    key: str
+
+    def ready(self, timeout: float) -> bool: ...
+
+
+class Restorer(Protocol):
+    """The restore path a spare comes from (:class:`.restore.RestorePath` or runc's)."""
+
+    def restore_parked(self, template: Any, layout: Layout, options: SandboxOptions) -> KernelHandle: ...
+
+    def wake(self, layout: Layout, env: dict[str, str]) -> None: ...
+
+
+def spare_key(template_key: str, options: SandboxOptions) -> Key:
+    """What a parked kernel fixes beyond its template: the limits its container and cgroup were made with
+    and its layout's disk cap (everything else of a sandbox reaches the kernel in its phase two)."""
+    return (template_key, options.pids, options.cpus, options.workspace_size)
+
+
+@dataclass
+class Spare:
+    """One parked kernel in its own layout."""
+
+    layout: Layout
+    handle: KernelHandle
+    template: Template
+
+
+class Spares:
+    """The spares of one restore path: at most one parked kernel and one restore in flight per key."""
+
+    def __init__(self, path: Restorer, kernel_uid: int | None) -> None:
+        self._path = path
+        self._uid = kernel_uid
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._ready: dict[Key, Spare] = {}
+        self._making: dict[Key, threading.Thread] = {}
+        self._roots: set[str] = set()
+        """Layout roots of spares ready or being made (not leftovers while this process runs)."""
+        self._failures: dict[Key, int] = {}
+        self._generation = 0
+        _ALL.add(self)
+        atexit.register(self.close)  # before the templates' removal (registered earlier): no restore in flight
+
+    def keep(self, template: Template, options: SandboxOptions, after: Layout | None = None) -> None:
+        """Make sure a spare for ``options`` is parked or being restored (in a thread, once ``template`` is
+        ready; after ``after``'s kernel is ready, when given). Cheap when one is."""
+        if not enabled():
+            return
+        key = spare_key(template.key, options)
+        with self._lock:
+            if key in self._ready or key in self._making or self._failures.get(key, 0) >= MAX_FAILURES:
+                return
+            thread = threading.Thread(
+                target=self._make,
+                args=(key, template, options, after, self._generation),
+                name=f"pbx-spare-{template.key}",
+                daemon=True,
+            )
+            self._making[key] = thread
+        thread.start()
+
+    def take(self, template_key: str, options: SandboxOptions, env: dict[str, str]) -> ParkedKernel | None:
+        """The parked kernel for ``options`` if one is ready and alive (a dead one is removed), else None;
+        woken with ``env`` (the sandbox's whole environment)."""
+        with self._lock:
+            spare = self._ready.pop(spare_key(template_key, options), None)
+            if spare is not None:
+                self._roots.discard(str(spare.layout.root))
+        if spare is None:
+            return None
+        alive = spare.handle.alive()
+        if not alive:  # replaced, never handed out (removed in the background: the requester does not wait)
+            threading.Thread(target=_discard, args=(spare.layout, spare.handle), daemon=True).start()
+        self.keep(spare.template, options, after=spare.layout if alive else None)
+        if not alive:
+            return None
+        layout = spare.layout
+        return ParkedKernel(layout, spare.handle, lambda: self._path.wake(layout, env))
+
+    def parked(self, template_key: str, options: SandboxOptions, timeout: float) -> Spare | None:
+        """The spare parked for ``options``, waiting up to ``timeout`` while one is being restored (not taken:
+        for benchmarks, diagnostics and tests)."""
+        key = spare_key(template_key, options)
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while key not in self._ready and key in self._making and time.monotonic() < deadline:
+                self._changed.wait(max(0.0, deadline - time.monotonic()))
+            return self._ready.get(key)
+
+    def _make(
+        self, key: Key, template: Template, options: SandboxOptions, after: Layout | None, generation: int
+    ) -> None:
+        spare: Spare | None = None
+        try:
+            if after is not None:
+                _wait_ready(after)
+            if template.ready(options.start_timeout):
+                spare = self._restore(template, options)
+        finally:
+            with self._lock:
+                self._making.pop(key, None)
+                if spare is None:
+                    self._failures[key] = self._failures.get(key, 0) + 1
+                elif generation == self._generation:
+                    self._failures[key] = 0
+                    self._ready[key] = spare
+                    spare = None
+                self._changed.notify_all()
+        if spare is not None:  # closed meanwhile
+            _discard(spare.layout, spare.handle)
+            with self._lock:
+                self._roots.discard(str(spare.layout.root))
+
+    def _restore(self, template: Template, options: SandboxOptions) -> Spare | None:
+        size = options.workspace_size
+        layout = Layout.create(self._uid, disk_cap=None if size is None else int(size))
+        with self._lock:
+            self._roots.add(str(layout.root))
+        handle: KernelHandle | None = None
+        try:
+            handle = self._path.restore_parked(template, layout, options)
+            if handle.alive():
+                return Spare(layout, handle, template)
+        except Exception as exc:  # a spare is an optimisation: the next sandbox restores on demand
+            logger.warning("a spare kernel could not be restored (%s); sandboxes restore on demand", exc)
+        _discard(layout, handle)
+        with self._lock:
+            self._roots.discard(str(layout.root))
+        return None
+
+    def close(self) -> None:
+        """Remove every spare, waiting for restores in flight (later calls to :meth:`keep` start anew)."""
+        with self._lock:
+            self._generation += 1
+            spares, self._ready = list(self._ready.values()), {}
+            threads = list(self._making.values())
+            self._failures.clear()
+        for spare in spares:
+            _discard(spare.layout, spare.handle)
+        for thread in threads:
+            thread.join(120.0)
+        with self._lock:
+            for spare in spares:
+                self._roots.discard(str(spare.layout.root))
+
+    def roots(self) -> set[str]:
+        """Layout roots of this path's spares (parked or being restored)."""
+        with self._lock:
+            return set(self._roots)
+
+
+def _wait_ready(layout: Layout, limit: float = REFILL_AFTER_S) -> None:
+    """Wait (at most ``limit``) until the kernel of ``layout`` wrote its ready file, or its layout is gone."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and layout.root.exists() and not (layout.ipc / READY_FILE).exists():
+        time.sleep(0.01)
+
+
+def _discard(layout: Layout, handle: KernelHandle | None) -> None:
+    """Stop a spare's kernel (if it got one) and remove its layout; never raises."""
+    with contextlib.suppress(Exception):
+        if handle is not None:
+            handle.kill()
+    with contextlib.suppress(Exception):
+        layout.remove()
+
+
+_ALL: weakref.WeakSet[Spares] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Remove the spares of every restore path in this process (after every sandbox is closed, at exit)."""
+    for spares in list(_ALL):
+        spares.close()
+
+
+def roots() -> set[str]:
+    """Layout roots of this process's spares: not leftovers while it runs (``cleanup.leftovers_of``)."""
+    return {root for spares in list(_ALL) for root in spares.roots()}
+
+
+live.on_close_all(close_all)
