@@ -27,7 +27,9 @@ exits without having been handed over (or whose kernel the host never adopted) i
 zygote when it reaps the child.
 
 In the child (the spare, as soon as it is forked), before anything of the request is read: its
-groups joined (the spare), a new session, default signal handlers, every descriptor of the
+groups joined, the pages a kernel writes written ahead (:mod:`pixelbox.kernel.prefault`), new empty
+network and IPC namespaces made (:func:`~pixelbox.contract.confine.isolate`: nothing of a sandbox is
+in them), a new session, default signal handlers, every descriptor of the
 zygote closed (the listening socket and the other kernels' connections above all: a kernel
 holding the listener could take the next sandbox's request). A spare whose zygote exits sees its
 link close and exits too. Then it takes its log as stderr, confines itself
@@ -55,7 +57,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from pixelbox.contract.confine import receive_request
+from pixelbox.contract.confine import isolate, receive_request
 from pixelbox.kernel.fresh import preload, serve, without_workspace_imports
 from pixelbox.kernel.prefault import Ranges, Rehearsal, populate
 
@@ -206,10 +208,8 @@ class Zygote:
                 self.groups.remove(name)
             return
         if pid == 0:
-            _join(procs)
-            populate(self.written)  # in its group: the pages count against the sandbox that gets it
             ours.close()
-            self._become_kernel(theirs, lambda: _await_connection(theirs))
+            self._become_kernel(theirs, lambda: _await_connection(theirs), lambda: self._ahead(procs), procs)
         theirs.close()
         _close_all(procs)
         if name is not None:
@@ -265,8 +265,23 @@ class Zygote:
                 _say(conn, {"exit": os.waitstatus_to_exitcode(status)})
                 conn.close()
 
-    def _become_kernel(self, keep: socket.socket, connection: Callable[[], socket.socket | None]) -> NoReturn:
-        """In a child: drop everything of the zygote but ``keep``, then take the request's connection
+    def _ahead(self, procs: list[int]) -> bool:
+        """In a spare, once it holds nothing of the zygote but its link and its groups' ``procs`` files:
+        join the groups, write ahead the pages a kernel writes (in its group: they count against the
+        sandbox that gets it), then make its own empty network and IPC namespaces; whether it could."""
+        _join(procs)
+        populate(self.written)
+        return os.geteuid() == 0 and isolate()
+
+    def _become_kernel(
+        self,
+        keep: socket.socket,
+        connection: Callable[[], socket.socket | None],
+        ahead: Callable[[], bool] = lambda: False,
+        also_keep: tuple[int, ...] | list[int] = (),
+    ) -> NoReturn:
+        """In a child: drop everything of the zygote but ``keep``, do what can be done ``ahead`` (a spare's
+        work before its request; True when its namespaces are made), then take the request's connection
         (``keep`` itself, or for the spare what the zygote passes it on ``keep``), read it and serve."""
         code = CHILD_FAILED
         try:
@@ -275,12 +290,13 @@ class Zygote:
             for signum in (signal.SIGCHLD, signal.SIGTERM):
                 signal.signal(signum, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            self._close_inherited(keep)
+            self._close_inherited([keep.fileno(), *also_keep])
+            isolated = ahead()
             conn = connection()
             if conn is None:  # a spare dismissed before any request: nothing to do
                 code = 0
             else:
-                _become(conn)
+                _become(conn, isolated)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 0
         except BaseException:
@@ -291,7 +307,7 @@ class Zygote:
             sys.stderr.flush()
         os._exit(code)
 
-    def _close_inherited(self, keep: socket.socket) -> None:
+    def _close_inherited(self, keep: list[int]) -> None:
         self.selector.close()
         self.listener.close()
         for other in self.children.values():
@@ -302,8 +318,11 @@ class Zygote:
         os.dup2(null, 0)
         os.dup2(null, 1)
         os.close(null)
-        os.closerange(3, keep.fileno())
-        os.closerange(keep.fileno() + 1, 1 << 16)
+        low = 3
+        for fd in sorted(keep):
+            os.closerange(low, fd)
+            low = max(low, fd + 1)
+        os.closerange(low, 1 << 16)
 
 
 def _await_connection(link: socket.socket) -> socket.socket | None:
@@ -320,15 +339,16 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _become(conn: socket.socket) -> None:
-    """Read the request, take the log as stderr, confine, then serve as the sandbox's kernel."""
+def _become(conn: socket.socket, isolated: bool) -> None:
+    """Read the request, take the log as stderr, confine (``isolated``: its network and IPC namespaces
+    are made already), then serve as the sandbox's kernel."""
     request, log_fd = receive_request(conn)
     conn.close()
     os.dup2(log_fd, 2)
     os.close(log_fd)
     with contextlib.suppress(OSError, ValueError, IndexError):
         _show_argv(request.argv)
-    request.confinement.apply()
+    request.confinement.apply(isolated=isolated)
     os.chdir(request.cwd)
     sys.argv = list(request.argv[1:])
     serve(Path(request.ipc_dir), request.env)

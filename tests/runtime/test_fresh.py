@@ -344,10 +344,23 @@ def _spares_of(zygote: int) -> list[int]:
     return spares
 
 
+def _await_waiting(spare: int) -> None:
+    """Until the spare has done its work ahead (groups, pages, namespaces) and waits on its link."""
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{spare}/wchan").read_text() != "unix_stream_read_generic" and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _namespaces(pid: int) -> dict[str, str]:
+    """The network and IPC namespaces of process ``pid`` (``net:[inode]``)."""
+    return {kind: os.readlink(f"/proc/{pid}/ns/{kind}") for kind in ("net", "ipc")}
+
+
 def test_the_spare_waits_with_nothing_becomes_the_next_kernel_and_goes_with_the_zygote() -> None:
     """The zygote forks the next kernel ahead of its request (the spare): waiting, it holds nothing of
-    the zygote but its link (no listener, no kernel's connection); the next sandbox's kernel is that
-    process; and when the zygote dies the spare goes too."""
+    the zygote but its link (no listener, no kernel's connection), in network and IPC namespaces of its
+    own made ahead (shared with no other process); the next sandbox's kernel is that process, in those
+    namespaces; and when the zygote dies the spare goes too."""
     with Sandbox(**LOCAL) as first:
         assert first.start_path == "fast"
         (zygote,) = [z for z in zygotes.running() if z["ready"]]
@@ -355,15 +368,25 @@ def test_the_spare_waits_with_nothing_becomes_the_next_kernel_and_goes_with_the_
         while not (spares := _spares_of(zygote["pid"])) and time.monotonic() < deadline:
             time.sleep(0.05)
         (spare,) = spares
+
+        def held() -> list[int]:
+            return sorted(int(fd.name) for fd in Path(f"/proc/{spare}/fd").iterdir())
+
+        _await_waiting(spare)
         assert _socket_inodes(spare) & _socket_inodes(zygote["pid"]) == set()
-        held = sorted(int(fd.name) for fd in Path(f"/proc/{spare}/fd").iterdir())
-        assert held[:3] == [0, 1, 2] and len(held) == 4 and len(_socket_inodes(spare)) == 1  # stdio and its link
+        assert held()[:3] == [0, 1, 2] and len(held()) == 4 and len(_socket_inodes(spare)) == 1  # stdio, its link
+        namespaces = _namespaces(spare)  # made ahead, empty: its own, not the zygote's nor a kernel's
+        assert not set(namespaces.values()) & set(_namespaces(zygote["pid"]).values())
+        assert not set(namespaces.values()) & set(_namespaces(first.info.kernel["pid"]).values())
         with Sandbox(**LOCAL) as second:
             assert second.start_path == "fast" and second.info.kernel["pid"] == spare
             assert _run(second, "print('from the spare')") == "from the spare\n"
+            assert _namespaces(spare) == namespaces
             while not (spares := _spares_of(zygote["pid"])) and time.monotonic() < deadline:
                 time.sleep(0.05)
             (next_spare,) = spares
+            _await_waiting(next_spare)
+            assert not set(_namespaces(next_spare).values()) & set(namespaces.values())
             os.kill(zygote["pid"], signal.SIGKILL)
             while not _dead(next_spare) and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -386,6 +409,7 @@ def _spare_of(zygote: int) -> int:
     while not (spares := _spares_of(zygote)) and time.monotonic() < deadline:
         time.sleep(0.05)
     (spare,) = spares
+    _await_waiting(spare)
     return spare
 
 

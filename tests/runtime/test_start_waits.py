@@ -56,7 +56,7 @@ def test_closed_watches_release_their_descriptors_in_the_background(tmp_path: Pa
     deadline = time.monotonic() + 30
     while _inotify_descriptors() > before and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _inotify_descriptors() == before
+    assert _inotify_descriptors() <= before  # (a watch closed before this test may have gone meanwhile)
 
 
 def test_the_ready_wait_returns_the_record_written_while_it_waits(tmp_path: Path) -> None:
