@@ -270,7 +270,8 @@ class Zygote:
         join the groups, write ahead the pages a kernel writes (in its group: they count against the
         sandbox that gets it), then make its own empty network and IPC namespaces; whether it could."""
         _join(procs)
-        populate(self.written)
+        with contextlib.suppress(Exception):  # a page that cannot be written ahead is faulted in later
+            populate(self.written)
         return os.geteuid() == 0 and isolate()
 
     def _become_kernel(
