@@ -50,7 +50,7 @@ from _common import RESULTS, format_table, machine_facts, progress, summarize, w
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import choose_backend, restore
+from pixelbox.runtime.backends import choose_backend, restore, spares
 from pixelbox.runtime.backends import zygote as zygotes
 from pixelbox.runtime.backends.cgroups import KernelCgroup, cgroups_usable
 from pixelbox.runtime.options import SandboxOptions
@@ -148,6 +148,34 @@ def fresh_once(opts: dict[str, Any], engine: list[int]) -> Sample:
     return Sample(seconds, host, kernel, engine_cpu, path)
 
 
+SPARE_WAIT_S = 300.0
+"""How long a sample waits for the spare it needs (made ahead, outside the timed part)."""
+
+
+def _spare_ready(opts: dict[str, Any]) -> None:
+    """Wait until the backend's spare for ``opts`` is parked (:mod:`pixelbox.runtime.backends.spares`)."""
+    options = SandboxOptions(**opts)
+    backend = choose_backend(options)[0]
+    backend.prepare_fresh(options)  # a spare is being restored (or parked) from here on
+    if getattr(backend, "spare", lambda *_: None)(options, SPARE_WAIT_S) is None:
+        raise RuntimeError(f"no spare was restored for {opts} in {SPARE_WAIT_S:g} s")
+
+
+def spare_once(opts: dict[str, Any], engine: list[int]) -> Sample:
+    """:func:`fresh_once` served by a spare restored ahead, then the wait for the next spare (untimed).
+
+    A spare is not free: the sample's host CPU includes the restore of the spare that replaces the one
+    it took (this process's thread, and runsc's command; runc's is counted when it is reaped, at the
+    close of the sandbox that used it), and its kernel CPU is the container's whole life: its restore,
+    the time it was parked, and the sandbox's use."""
+    _spare_ready(opts)
+    host0, commands0 = _host_cpu(), _runtime_commands_cpu()
+    sample = fresh_once(opts, engine)
+    _spare_ready(opts)  # the replacement is restored before any other variant runs
+    sample.host_cpu = _host_cpu() - host0 + _runtime_commands_cpu() - commands0
+    return sample
+
+
 def bare_once(opts: dict[str, Any], engine: list[int]) -> Sample:
     """``docker run --rm --network none [--runtime R] IMAGE python -c 'print(1)'`` under a pixelbox cgroup
     parent (cgroupfs driver), whose accounting outlives the removed container."""
@@ -180,13 +208,43 @@ class Kind:
     overrides: dict[str, Any] = field(default_factory=dict)
     only: tuple[str, ...] = ()
     """The backends this column applies to (empty: all)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Host environment variables set while a sample (or a churn block) of this column runs."""
 
 
 KINDS: dict[str, Kind] = {
     "cold": Kind("cold start (today)", fresh_once, overrides={"fast_start": False}),
-    "fast": Kind("fast path", fresh_once, overrides={"fast_start": True}),
+    "fast": Kind(
+        "fast path (containers: restore on demand)",
+        fresh_once,
+        overrides={"fast_start": True},
+        env={spares.ENABLE_VARIABLE: "0"},
+    ),
+    "spare": Kind(
+        "restore, a spare ready",
+        spare_once,
+        overrides={"fast_start": True},
+        only=("runc", "runsc"),
+        env={spares.ENABLE_VARIABLE: "1"},
+    ),
     "bare": Kind("bare docker run", bare_once, containers_only=True),
 }
+CHURN_KINDS = ("cold", "fast", "spare")
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str]) -> Any:
+    """``values`` set in this process's environment for the duration (the restore paths read it per start)."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _kinds_for(name: str) -> list[str]:
@@ -217,7 +275,8 @@ def bench_fresh(names: list[str], rounds: int, engine: list[int], bar: Any) -> d
             for kind_name in _kinds_for(name):
                 kind = KINDS[kind_name]
                 opts = {**BACKENDS[name], **kind.overrides}
-                sample = kind.run(opts, engine if name != "local" else [])
+                with environment(kind.env):
+                    sample = kind.run(opts, engine if name != "local" else [])
                 if round_ > 0:
                     samples[name][kind_name].append(sample)
                 bar.update(1)
@@ -280,12 +339,13 @@ def bench_churn(names: list[str], blocks: int, episodes: int, workers: int, imag
     """Cold and fast in alternating blocks per backend; episodes per minute over all blocks of each."""
     out: dict[str, Any] = {}
     for name in names:
-        kinds = [k for k in ("cold", "fast") if k in _kinds_for(name)]
+        kinds = [k for k in CHURN_KINDS if k in _kinds_for(name)]
         totals: dict[str, list[Any]] = {k: [0, 0.0] for k in kinds}
         for _ in range(blocks):
             for kind_name in kinds:
                 opts = {**BACKENDS[name], **KINDS[kind_name].overrides}
-                done, seconds = churn_block(opts, image, workers, episodes)
+                with environment(KINDS[kind_name].env):
+                    done, seconds = churn_block(opts, image, workers, episodes)
                 totals[kind_name][0] += done
                 totals[kind_name][1] += seconds
                 bar.update(1)
@@ -346,6 +406,7 @@ def verdicts(fresh: dict[str, Any], churn: dict[str, Any]) -> list[str]:
     lines = []
     for name, by_kind in fresh.items():
         lines += _speed_verdicts(name, by_kind, "fast")
+        lines += _speed_verdicts(name, by_kind, "spare") if "spare" in by_kind else []
     for name, figures in churn.items():
         target = CHURN_TARGET.get(name)
         for kind_name, ratio in figures.get("ratios", {}).items() if target is not None else ():
@@ -374,7 +435,7 @@ def _speed_verdicts(name: str, by_kind: dict[str, Any], kind_name: str) -> list[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backends", default="local,runc,runsc")
+    parser.add_argument("--backends", nargs="+", default=["local,runc,runsc"], help="names, by spaces or commas")
     parser.add_argument("--rounds", type=int, default=15, help="timed rounds of fresh sandboxes per variant")
     parser.add_argument("--churn-blocks", type=int, default=2, help="alternating cold/fast blocks per backend")
     parser.add_argument("--churn-episodes", type=int, default=20, help="episodes per churn block")
@@ -384,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.churn_blocks, args.churn_episodes = 3, 1, 4
-    names = [n.strip() for n in args.backends.split(",") if n.strip()]
+    names = [n.strip() for given in args.backends for n in given.split(",") if n.strip()]
     unknown = [n for n in names if n not in BACKENDS]
     if unknown:
         parser.error(f"unknown backend(s) {unknown}; choose from {sorted(BACKENDS)}")
@@ -393,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in names if n not in skipped]
     engine = _engine_pids()
     steps = sum((args.rounds + 1) * len(_kinds_for(n)) for n in names) + sum(
-        args.churn_blocks * len({"cold", "fast"} & set(_kinds_for(n))) for n in names
+        args.churn_blocks * len(set(CHURN_KINDS) & set(_kinds_for(n))) for n in names
     )
     with progress(steps, "fresh sandboxes") as bar, tempfile.TemporaryDirectory() as folder:
         fresh = bench_fresh(names, args.rounds, engine, bar)

@@ -26,6 +26,7 @@ import atexit
 import contextlib
 import logging
 import os
+import socket
 import threading
 import time
 import weakref
@@ -44,6 +45,9 @@ ENABLE_VARIABLE = "PIXELBOX_RESTORE_SPARES"
 anything else keeps none (every fast start restores on demand)."""
 MAX_FAILURES = 3
 """Spare restores of one option set that may fail in a row before no more are tried for it."""
+WAKE_SOCKET = "wake.sock"
+"""A parked spare blocks on a connection to this Unix socket in its IPC directory (host-made) until the
+host closes it at hand-off, instead of polling for its environment."""
 REFILL_AFTER_S = 5.0
 """How long a refill waits at most for the kernel just handed out to become ready before it restores."""
 Key = tuple[Any, ...]
@@ -83,6 +87,7 @@ class Spare:
     layout: Layout
     handle: KernelHandle
     template: Template
+    waker: socket.socket
 
 
 class Spares:
@@ -131,12 +136,16 @@ class Spares:
             return None
         alive = spare.handle.alive()
         if not alive:  # replaced, never handed out (removed in the background: the requester does not wait)
-            threading.Thread(target=_discard, args=(spare.layout, spare.handle), daemon=True).start()
+            threading.Thread(target=_discard, args=(spare.layout, spare.handle, spare.waker), daemon=True).start()
         self.keep(spare.template, options, after=spare.layout if alive else None)
         if not alive:
             return None
-        layout = spare.layout
-        return ParkedKernel(layout, spare.handle, lambda: self._path.wake(layout, env))
+
+        def wake() -> None:
+            self._path.wake(spare.layout, env)
+            _close_waker(spare)
+
+        return ParkedKernel(spare.layout, spare.handle, wake)
 
     def parked(self, template_key: str, options: SandboxOptions, timeout: float) -> Spare | None:
         """The spare parked for ``options``, waiting up to ``timeout`` while one is being restored (not taken:
@@ -168,7 +177,7 @@ class Spares:
                     spare = None
                 self._changed.notify_all()
         if spare is not None:  # closed meanwhile
-            _discard(spare.layout, spare.handle)
+            _discard(spare.layout, spare.handle, spare.waker)
             with self._lock:
                 self._roots.discard(str(spare.layout.root))
 
@@ -178,13 +187,14 @@ class Spares:
         with self._lock:
             self._roots.add(str(layout.root))
         handle: KernelHandle | None = None
+        waker = _waker(layout, self._uid)
         try:
             handle = self._path.restore_parked(template, layout, options)
             if handle.alive():
-                return Spare(layout, handle, template)
+                return Spare(layout, handle, template, waker)
         except Exception as exc:  # a spare is an optimisation: the next sandbox restores on demand
             logger.warning("a spare kernel could not be restored (%s); sandboxes restore on demand", exc)
-        _discard(layout, handle)
+        _discard(layout, handle, waker)
         with self._lock:
             self._roots.discard(str(layout.root))
         return None
@@ -197,7 +207,7 @@ class Spares:
             threads = list(self._making.values())
             self._failures.clear()
         for spare in spares:
-            _discard(spare.layout, spare.handle)
+            _discard(spare.layout, spare.handle, spare.waker)
         for thread in threads:
             thread.join(120.0)
         with self._lock:
@@ -217,8 +227,32 @@ def _wait_ready(layout: Layout, limit: float = REFILL_AFTER_S) -> None:
         time.sleep(0.01)
 
 
-def _discard(layout: Layout, handle: KernelHandle | None) -> None:
-    """Stop a spare's kernel (if it got one) and remove its layout; never raises."""
+def _waker(layout: Layout, kernel_uid: int | None) -> socket.socket:
+    """The wake socket a spare will block on, listening in its IPC directory (the kernel may connect)."""
+    waker = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    path = layout.ipc / WAKE_SOCKET
+    try:
+        waker.bind(str(path))
+        waker.listen(1)
+        if kernel_uid is not None and os.geteuid() == 0:
+            os.chown(path, kernel_uid, kernel_uid)
+    except BaseException:
+        waker.close()
+        raise
+    return waker
+
+
+def _close_waker(spare: Spare) -> None:
+    """Wake the parked kernel (its connection ends) and remove the socket from its IPC directory."""
+    spare.waker.close()
+    with contextlib.suppress(OSError):
+        (spare.layout.ipc / WAKE_SOCKET).unlink()
+
+
+def _discard(layout: Layout, handle: KernelHandle | None, waker: socket.socket | None = None) -> None:
+    """Stop a spare's kernel (if it got one), close its wake socket and remove its layout; never raises."""
+    if waker is not None:
+        waker.close()
     with contextlib.suppress(Exception):
         if handle is not None:
             handle.kill()

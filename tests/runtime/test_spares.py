@@ -91,14 +91,14 @@ def test_a_dead_spare_is_replaced_not_handed_out(spare_options: dict[str, Any]) 
     spare = _spare(spare_options)
     container = _container_of(spare, spare_options)
     container_fault(container, "kill")  # what a crash or an operator would do
-    _wait_for(lambda: not spare.handle.alive(), "the spare's container did not end")
+    _wait_for(lambda: not spare.handle.alive(), f"the spare's container did not end: {vars(spare.handle)}")
     with Sandbox(**spare_options) as sb:
         assert sb.start_path == "fast" and sb.info.kernel["spare"] is False, sb.info.kernel
         assert sb.layout.root != spare.layout.root
         assert _run(sb, "print(6 * 7)") == "42\n"
     _wait_for(lambda: not spare.layout.root.exists(), "the dead spare's layout was not removed")
     _wait_for(lambda: container not in PATHS[spare_options["runtime"]].restore_ids(), f"{container} was left")
-    assert _backend(spare_options).spare(SandboxOptions(**spare_options), WAIT_S) is not None
+    assert _backend(spare_options).spare(SandboxOptions(**spare_options), WAIT_S) is not None, "no new spare"
 
 
 def test_spares_go_with_the_close_and_with_a_killed_owner(spare_options: dict[str, Any]) -> None:
