@@ -24,6 +24,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import struct
 import traceback
 from pathlib import Path
@@ -39,6 +40,7 @@ MAX_RANGES = 20_000
 REHEARSAL_NAME = b"pbx-rehearsal"
 """The rehearsal's process name (``/proc/<pid>/comm``): its command line is the zygote's, as a spare's."""
 PR_SET_NAME = 15
+PR_SET_PDEATHSIG = 1
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _madvise = _libc.madvise
@@ -130,12 +132,21 @@ class Rehearsal:
         self.workdir = workdir
         self.ranges: Ranges = []
         self.buffer = b""
+        self.reaped = False
+        """Set by the zygote once it reaped the rehearsal: its pid may then belong to any process."""
         workdir.mkdir(mode=0o700)  # there until the report is read (then removed)
         read, write = os.pipe()
-        self.pid = os.fork()
+        zygote = os.getpid()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            workdir.rmdir()
+            raise
         if self.pid == 0:  # the rehearsal: never returns
             os.close(read)
-            _report(write, workdir)
+            _report(write, workdir, zygote)
         os.close(write)
         self.fd = read
 
@@ -152,12 +163,16 @@ class Rehearsal:
         return True
 
 
-def _report(pipe: int, workdir: Path) -> None:
-    """The rehearsal's life: drop the zygote's descriptors (its stderr log and the pipe excepted),
+def _report(pipe: int, workdir: Path, zygote: int) -> None:
+    """The rehearsal's life: die with the ``zygote`` (it runs as root in a session of its own, so nothing
+    else would stop it), drop the zygote's descriptors (its stderr log and the pipe excepted),
     rehearse, write the ranges as JSON on the pipe, exit."""
     code = 1
     try:
         os.setsid()
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != zygote:  # it died before the line above took effect
+            return
         _libc.prctl(PR_SET_NAME, REHEARSAL_NAME, 0, 0, 0)
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)

@@ -152,7 +152,8 @@ class Zygote:
         try:
             self._refill()
             if self.prefault:
-                self.rehearsal = Rehearsal(self.listener_dir / "rehearsal")
+                self.rehearsal = _rehearse(self.listener_dir / "rehearsal")
+            if self.rehearsal is not None:
                 self.selector.register(self.rehearsal.fd, selectors.EVENT_READ, "rehearsal")
             while True:
                 for key, _ in self.selector.select():
@@ -167,7 +168,7 @@ class Zygote:
                         self._learn()
         finally:
             self._dismiss_spare()
-            if self.rehearsal is not None:
+            if self.rehearsal is not None and not self.rehearsal.reaped:
                 _kill(self.rehearsal.pid)
 
     def _learn(self) -> None:
@@ -253,6 +254,8 @@ class Zygote:
                 return
             if pid == 0:
                 return
+            if self.rehearsal is not None and pid == self.rehearsal.pid:
+                self.rehearsal.reaped = True
             self._forget_group(pid)
             if self.spare is not None and self.spare[0] == pid:  # died waiting: make another
                 self.spare[1].close()
@@ -333,6 +336,15 @@ def _await_connection(link: socket.socket) -> socket.socket | None:
     if not fds:
         return None
     return socket.socket(fileno=fds[0])
+
+
+def _rehearse(workdir: Path) -> Rehearsal | None:
+    """Start the rehearsal; None (spares then fault their pages as they go) when it cannot be forked."""
+    try:
+        return Rehearsal(workdir)
+    except OSError as exc:
+        print(f"pixelbox zygote: no rehearsal ({exc}); spares will not write their pages ahead", file=sys.stderr)
+        return None
 
 
 def _kill(pid: int) -> None:

@@ -290,7 +290,7 @@ class RuncRestoredHandle(KernelHandle):
             with contextlib.suppress(OSError):
                 self.process.kill()
         with contextlib.suppress(Exception):
-            runc("delete", "--force", self.container)
+            delete(self.container)
         _forget_unloadable(self.container)
         with contextlib.suppress(Exception):
             self.group.remove()
@@ -350,7 +350,7 @@ class RuncRestorePath(restore.RestorePath):
             runc("kill", "--all", container, "KILL")
             with contextlib.suppress(subprocess.TimeoutExpired):
                 parked.wait(EXIT_PATIENCE_S)
-            runc("delete", "--force", container)
+            delete(container)
 
     def restore_parked(self, template: restore.Template, layout: Layout, options: SandboxOptions) -> KernelHandle:
         """A spare: a kernel restored into ``layout`` and left parked (:meth:`restore.RestorePath.restore_parked`);
@@ -482,7 +482,7 @@ def restore_ids() -> list[str]:
 def remove_orphans(owned: Owned, report: CleanupReport) -> None:
     """Remove restored runc containers (and their pixelbox groups) whose owner ``owned`` accepts, and
     the state runc left of a restore stopped before it finished (a directory runc cannot load)."""
-    restore.remove_containers(restore_ids(), runc, owned, report, lambda c: KernelCgroup(c, 0).remove())
+    restore.remove_containers(restore_ids(), _guarded_runc, owned, report, lambda c: KernelCgroup(c, 0).remove())
     for state in STATE_ROOT.iterdir() if STATE_ROOT.is_dir() else []:
         owner = owner_of(f"/{state.name}")
         if owner is not None and owned(owner) and _forget_unloadable(state.name):
@@ -525,18 +525,41 @@ def _bound_from_gone_sandbox(mount: Mount, table: list[Mount], exports: str, own
     return False
 
 
+def _unmount_state(state: Path) -> bool:
+    """Unmount everything under runc's state directory ``state``; whether nothing is mounted there now.
+
+    While it restores, runc binds the container's root (the export every restore shares) at
+    ``<state>/criu-root`` in this mount namespace and unmounts it only when it returns; it writes
+    ``state.json`` before that. A killed or stuck runc leaves the bind, and any recursive removal of
+    the state (ours, or ``runc delete``'s) would empty the shared export through it."""
+    for point in sorted(mounts_under(f"{state}/"), reverse=True):
+        unmount(Path(point))
+    return not mounts_under(f"{state}/")
+
+
+def delete(container: str) -> subprocess.CompletedProcess[str]:
+    """``runc delete --force container``, once nothing is mounted in its state directory (refused otherwise:
+    runc removes that directory recursively, through any bind a stopped restore left in it)."""
+    state = STATE_ROOT / container
+    if not _unmount_state(state):
+        left = ", ".join(mounts_under(f"{state}/"))
+        why = f"not deleted: {left} still mounted in runc's state of {container}; unmount it, then run pixelbox cleanup"
+        return subprocess.CompletedProcess([RUNC, "delete", container], 1, "", why)
+    return runc("delete", "--force", container)
+
+
+def _guarded_runc(*args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`runc`, with ``delete`` going through :func:`delete` (for the shared cleanup of containers)."""
+    return delete(args[-1]) if args[:1] == ("delete",) else runc(*args)
+
+
 def _forget_unloadable(container: str) -> bool:
     """Remove runc's state directory of ``container`` when runc cannot load it (no ``state.json``: the
     restore was stopped before runc wrote it, so ``runc delete`` cannot either); whether it did."""
     state = STATE_ROOT / container
     if not state.is_dir() or (state / "state.json").exists():
         return False
-    # runc bound the container's root (the export every restore shares) at criu-root in this mount
-    # namespace and unmounts it only when it returns: a killed runc leaves it, and a recursive removal
-    # would empty the shared export through it. Unmount first, and never recurse.
-    for point in sorted(mounts_under(f"{state}/"), reverse=True):
-        unmount(Path(point))
-    if mounts_under(f"{state}/"):
+    if not _unmount_state(state):
         return False
     for entry in os.scandir(state):  # runc keeps flat files here, and the (now empty) criu-root
         with contextlib.suppress(OSError):

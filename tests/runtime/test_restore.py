@@ -284,6 +284,33 @@ def test_cleanup_of_a_stopped_restore_leaves_the_shared_root_it_had_bound(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a bind mount)")
+def test_runc_delete_of_a_stuck_restore_unmounts_the_shared_root_first(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """runc writes ``state.json`` before it unmounts the export it bound at ``<state>/criu-root``: a stuck
+    restore has both, and ``runc delete --force`` removes the state recursively. Our delete unmounts
+    first (the export keeps its files), and refuses when a mount cannot be taken away."""
+    from pixelbox.runtime.backends.base import CleanupReport
+    from pixelbox.runtime.mounts import mounts_under
+
+    states, shared = tmp_path / "states", tmp_path / "export"
+    (shared / "usr" / "bin").mkdir(parents=True)
+    (shared / "usr" / "bin" / "python3").write_text("kept")
+    stuck = states / "pbx-999999.1-stuck-r0123456789ab"
+    (stuck / "criu-root").mkdir(parents=True)
+    (stuck / "state.json").write_text("{}")
+    subprocess.run(["mount", "--bind", str(shared), str(stuck / "criu-root")], check=True)
+    try:
+        monkeypatch.setattr(criu, "STATE_ROOT", states)
+        monkeypatch.setattr(criu, "restore_ids", lambda: [stuck.name])
+        criu.remove_orphans(lambda owner: owner.pid != 1, CleanupReport())
+        assert not mounts_under(f"{stuck}/")
+        assert (shared / "usr" / "bin" / "python3").read_text() == "kept"
+    finally:
+        subprocess.run(["umount", "-l", str(stuck / "criu-root")], capture_output=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a bind mount)")
 def test_a_stale_mount_runc_left_on_the_shared_root_is_detached(tmp_path: Path) -> None:
     """`runc restore` binds a sandbox's directories onto the shared export while it restores; one it left
     there after the directory was deleted (seen: a sandbox's IPC directory over ``/pixelbox/ipc``) would
