@@ -24,8 +24,10 @@ import pytest
 from PIL import Image
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import criu, restore
+from pixelbox.runtime.backends import choose_backend, criu, restore, spares
 from pixelbox.runtime.backends.cgroups import pixelbox_groups
+from pixelbox.runtime.backends.docker import DockerBackend
+from pixelbox.runtime.options import SandboxOptions
 from tests.conftest import prepare_fresh, require_backend
 from tests.hardening.support import HOST_SECRET, LIMITS, OUTCOMES, Target, assert_usable
 
@@ -38,6 +40,8 @@ OPTIONS: dict[str, dict[str, Any]] = {
 (every start and restart a new interpreter, as when the fork server is unavailable)."""
 SECRET_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY")
 RESULTS: dict[str, str] = {}
+SPARE_WAIT_S = 240.0
+"""A spare's restore takes tenths of a second; this covers the checkpoint made first, under heavy load."""
 
 
 def backend_options(name: str) -> dict[str, Any]:
@@ -72,11 +76,14 @@ def shared(request: pytest.FixtureRequest, input_image: Path) -> Iterator[tuple[
             env.setenv(var, HOST_SECRET)
         if restore_requested(options):  # the checkpoint ahead, as a pool makes it (else the first start is cold)
             prepare_fresh(options)
+            spare_ahead(options)
         sb = Sandbox(inputs=[input_image], **options)
         try:
             fast_local = options["backend"] == "local" and options.get("fast_start", True)
             if fast_local or restore_requested(options):  # the cases hold for fast kernels too
                 assert sb.start_path == "fast", sb.info.kernel
+            if restore_requested(options) and spares.enabled():  # and for a kernel parked ahead (a spare)
+                assert sb.info.kernel["spare"] is True, sb.info.kernel
             yield name, sb
         finally:
             evidence = leftovers_of(sb)
@@ -106,6 +113,16 @@ def restore_requested(options: dict[str, Any]) -> bool:
     runtime = options.get("runtime")
     wanted = (runtime == "runsc" and restore.enabled()) or (runtime == "runc" and criu.enabled())
     return wanted and options.get("fast_start", True)
+
+
+def spare_ahead(options: dict[str, Any]) -> None:
+    """With spares on (``PIXELBOX_RESTORE_SPARES``), wait until the restore path parked one for ``options``,
+    so the module's sandbox is served from it (the default path of a sandbox started while one is ready)."""
+    if spares.enabled():
+        sandbox_options = SandboxOptions(**options)
+        backend = choose_backend(sandbox_options)[0]
+        assert isinstance(backend, DockerBackend)
+        assert backend.spare(sandbox_options, SPARE_WAIT_S) is not None, "no spare was restored"
 
 
 def leftovers_of(sb: Sandbox) -> dict[str, Any]:
