@@ -136,8 +136,7 @@ def test_spares_go_with_the_close_and_with_a_killed_owner(spare_options: dict[st
     assert root.is_dir(), f"the killed host had no spare: {root}"
     left = leftovers_of(proc.pid, start)
     assert any(c.startswith(root.name) for c in left.get("containers", [])), left
-    report = remove_orphans()  # also removes other dead owners' leftovers; only ours are checked
-    assert str(root) in report.directories
+    remove_orphans()  # also removes other dead owners' leftovers (and another process's cleanup may remove ours)
     assert not root.exists() and leftovers_of(proc.pid, start) == {}
 
 
