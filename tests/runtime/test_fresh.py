@@ -294,6 +294,22 @@ def test_the_zygote_never_holds_a_sandbox_secret() -> None:
         assert _memory_holds(kernel_pid, needles), "the probe must see the secret where it is"
         for zygote in zygotes.running():
             assert _memory_holds(zygote["pid"], needles) == [], "the zygote holds a sandbox's secret"
+            if zygote["ready"] and zygote["alive"]:
+                spare = _spare_of(zygote["pid"])  # forked after this sandbox's start, waiting for the next
+                assert _memory_holds(spare, needles) == [], "the next sandbox's spare holds this one's secret"
+
+
+def test_each_fresh_kernel_signs_with_its_own_sandboxs_key() -> None:
+    """The connection key is read after the request, never ahead: each kernel's session holds exactly
+    its sandbox's key, and two fresh sandboxes' keys differ."""
+    keys = []
+    for _ in range(2):
+        with Sandbox(**LOCAL) as sb:
+            assert sb.start_path == "fast"
+            held = _run(sb, "print(get_ipython().kernel.session.key.decode())").strip()
+            assert held == sb.connection_info["key"]
+            keys.append(held)
+    assert keys[0] != keys[1]
 
 
 def _socket_inodes(pid: int) -> set[str]:
