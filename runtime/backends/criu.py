@@ -267,7 +267,7 @@ class RuncRestoredHandle(KernelHandle):
     def alive(self) -> bool:
         """``runc restore`` runs and, when known, so does the container's init: a container killed just as
         its restore ended can leave ``runc restore`` waiting for ever (seen here with a spare killed then)."""
-        return not self.exited.is_set() and (self.init_pid is None or _running(self.init_pid))
+        return not self.exited.is_set() and (self.init_pid is None or restore.running(self.init_pid))
 
     def exit_reason(self) -> str:
         failed = _errors(self.bundle / "criu" / "restore.log")
@@ -413,12 +413,6 @@ class RuncRestorePath(restore.RestorePath):
                 stderr=log,
             )
         return RuncRestoredHandle(process, container, bundle, group, memory)
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists and is no zombie."""
-    stat_line = restore._read(Path(f"/proc/{pid}/stat"))
-    return bool(stat_line) and stat_line.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def run_command(handle: RuncRestoredHandle, env: dict[str, str], cwd: str, spec: CommandSpec) -> Captured:

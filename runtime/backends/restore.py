@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -45,7 +46,6 @@ from typing import Any, Protocol
 
 from pixelbox.runtime.backends import cache_locks, statefile
 from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
-from pixelbox.runtime.backends.spares import WAKE_SOCKET
 from pixelbox.runtime.backends.subreaper import Subreaper
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
@@ -67,7 +67,9 @@ RUNSC_FLAGS = ("--network=none", "--host-uds=all")
 """As Docker's runsc runtime is registered (``make setup``): no network stack, Unix sockets on
 bind mounts allowed (the kernel's ZMQ sockets in its IPC directory)."""
 ENV_FILE = "env.json"
-WAKE_FILE = WAKE_SOCKET
+WAKE_FILE = "wake.sock"
+"""A parked spare (:mod:`.spares`) blocks on a connection to this Unix socket in its IPC directory
+(host-made) until the host closes it at hand-off, instead of polling for its environment."""
 PARKED_FILE = "parked"
 CHECKPOINT_FILE = "checkpoint.img"
 """What ``runsc checkpoint`` writes in its image directory; stored uncompressed (:mod:`.statefile`)."""
@@ -507,8 +509,41 @@ def remove_containers(
             )
 
 
+RUNTIME_PROGRAMS = ("runsc", "runsc-sandbox", "runsc-gofer", "runc")
+"""What the restore paths run on the host (``argv[0]`` names; runsc re-executes itself under these)."""
+
+
+def kill_runtime_processes(owned: Owned, report: CleanupReport, patience: float = 5.0) -> None:
+    """SIGKILL the runtime processes working for an owner ``owned`` accepts (their command lines name its
+    bundle under ``/tmp/pbx-<pid>.<start>-...``), and wait for them to go, before their containers are
+    listed: a restore still running when its host died (a spare's, made in the background) would otherwise
+    finish after the cleanup and leave a container running, or its cgroup busy."""
+    killed = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        argv = _read(Path(entry.path) / "cmdline").split("\0")
+        owner = owner_of(" ".join(argv))
+        if Path(argv[0]).name in RUNTIME_PROGRAMS and owner is not None and owned(owner):
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    report.processes.extend(killed)
+    deadline = time.monotonic() + patience
+    while any(running(pid) for pid in killed) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is no zombie."""
+    stat_line = _read(Path(f"/proc/{pid}/stat"))
+    return bool(stat_line) and stat_line.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
 def remove_orphans(owned: Owned, report: CleanupReport) -> None:
-    """Remove restored containers and checkpoint templates whose owner ``owned`` accepts."""
+    """Remove restored containers and checkpoint templates whose owner ``owned`` accepts (first the runtime
+    processes still working for it: :func:`kill_runtime_processes`)."""
+    kill_runtime_processes(owned, report)
     remove_containers(restore_ids(), runsc, owned, report)
     templates = CACHE / "templates"
     for directory in templates.glob("pbx-*") if templates.is_dir() else []:

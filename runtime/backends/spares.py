@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pixelbox.runtime import live
+from pixelbox.runtime.backends import restore
 from pixelbox.runtime.backends.base import KernelHandle, ParkedKernel
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.protocol import READY_FILE
@@ -45,9 +46,7 @@ ENABLE_VARIABLE = "PIXELBOX_RESTORE_SPARES"
 anything else keeps none (every fast start restores on demand)."""
 MAX_FAILURES = 3
 """Spare restores of one option set that may fail in a row before no more are tried for it."""
-WAKE_SOCKET = "wake.sock"
-"""A parked spare blocks on a connection to this Unix socket in its IPC directory (host-made) until the
-host closes it at hand-off, instead of polling for its environment."""
+WAKE_SOCKET = restore.WAKE_FILE
 REFILL_AFTER_S = 5.0
 """How long a refill waits at most for the kernel just handed out to become ready before it restores."""
 Key = tuple[Any, ...]

@@ -151,3 +151,23 @@ def _container_of(spare: spares.Spare, options: dict[str, Any]) -> str:
     found = [c for c in PATHS[options["runtime"]].restore_ids() if c.startswith(spare.layout.root.name)]
     assert len(found) == 1, found
     return found[0]
+
+
+def test_cleanup_stops_runtime_processes_still_working_for_a_dead_owner() -> None:
+    """A restore in flight when its host died (a spare's, in the background) must not finish after the
+    cleanup: runtime processes naming a dead owner's bundle are killed first; a live owner's are not."""
+    from pixelbox.runtime.backends import restore
+    from pixelbox.runtime.backends.base import CleanupReport
+
+    code = "import time; time.sleep(600)"
+    dead = subprocess.Popen(["runsc", "-c", code, "--bundle", "/tmp/pbx-999999.1-dead-x/b"], executable=sys.executable)
+    live = subprocess.Popen(["runc", "-c", code, "--bundle", "/tmp/pbx-1.1-live-x/b"], executable=sys.executable)
+    try:
+        report = CleanupReport()
+        restore.kill_runtime_processes(lambda owner: owner.pid == 999999, report)
+        assert report.processes == [dead.pid]
+        assert dead.wait(WAIT_S) == -signal.SIGKILL and live.poll() is None
+    finally:
+        for process in (dead, live):
+            process.kill()
+            process.wait()
