@@ -168,9 +168,17 @@ class DockerBackend(Backend):
 
     @classmethod
     def forget(cls) -> None:
-        """Drop the shared backends (after the engine restarted or an image was rebuilt)."""
+        """Drop the shared backends (after the engine restarted or an image was rebuilt), removing their spares."""
         with _backends_lock:
+            dropped = list(_backends.values())
             _backends.clear()
+        for backend in dropped:
+            backend.close()
+
+    def close(self) -> None:
+        """Remove this backend's spares (:mod:`.spares`); later fast starts keep new ones as needed."""
+        if self._spares is not None:
+            self._spares.close()
 
     def chosen_because(self, options: SandboxOptions, *, auto: bool) -> str:
         if auto:
