@@ -129,13 +129,13 @@ class Spares:
         woken with ``env`` (the sandbox's whole environment)."""
         with self._lock:
             spare = self._ready.pop(spare_key(template_key, options), None)
-            if spare is not None:
-                self._roots.discard(str(spare.layout.root))
         if spare is None:
             return None
         alive = spare.handle.alive()
-        if not alive:  # replaced, never handed out (removed in the background: the requester does not wait)
-            threading.Thread(target=_discard, args=(spare.layout, spare.handle, spare.waker), daemon=True).start()
+        if alive:  # the sandbox's from here on
+            self._forget_root(spare.layout)
+        else:  # replaced, never handed out (removed in the background: the requester does not wait)
+            threading.Thread(target=self._remove, args=(spare,), daemon=True).start()
         self.keep(spare.template, options, after=spare.layout if alive else None)
         if not alive:
             return None
@@ -145,6 +145,15 @@ class Spares:
             _close_waker(spare)
 
         return ParkedKernel(spare.layout, spare.handle, wake)
+
+    def _remove(self, spare: Spare) -> None:
+        """Remove a spare that is no sandbox's; its layout counts as this process's spare until it is gone."""
+        _discard(spare.layout, spare.handle, spare.waker)
+        self._forget_root(spare.layout)
+
+    def _forget_root(self, layout: Layout) -> None:
+        with self._lock:
+            self._roots.discard(str(layout.root))
 
     def parked(self, template_key: str, options: SandboxOptions, timeout: float) -> Spare | None:
         """The spare parked for ``options``, waiting up to ``timeout`` while one is being restored (not taken:
@@ -176,9 +185,7 @@ class Spares:
                     spare = None
                 self._changed.notify_all()
         if spare is not None:  # closed meanwhile
-            _discard(spare.layout, spare.handle, spare.waker)
-            with self._lock:
-                self._roots.discard(str(spare.layout.root))
+            self._remove(spare)
 
     def _restore(self, template: Template, options: SandboxOptions) -> Spare | None:
         size = options.workspace_size
@@ -186,8 +193,9 @@ class Spares:
         with self._lock:
             self._roots.add(str(layout.root))
         handle: KernelHandle | None = None
-        waker = _waker(layout, self._uid)
+        waker: socket.socket | None = None
         try:
+            waker = _waker(layout, self._uid)
             handle = self._path.restore_parked(template, layout, options)
             if handle.alive():
                 return Spare(layout, handle, template, waker)
@@ -206,12 +214,9 @@ class Spares:
             threads = list(self._making.values())
             self._failures.clear()
         for spare in spares:
-            _discard(spare.layout, spare.handle, spare.waker)
+            self._remove(spare)
         for thread in threads:
             thread.join(120.0)
-        with self._lock:
-            for spare in spares:
-                self._roots.discard(str(spare.layout.root))
 
     def roots(self) -> set[str]:
         """Layout roots of this path's spares (parked or being restored)."""
