@@ -290,6 +290,7 @@ class Sandbox:
             self._check_ready()
             self._channel = KernelChannel(connection)
             self._channel.handshake(deadline, handle.alive)
+            handle.started()
         except KernelStartError as exc:
             detail = handle.exit_reason() if not handle.alive() else "still running"
             log = self._kernel_log()

@@ -3,13 +3,14 @@
 A zygote imports what every kernel imports (:func:`pixelbox.kernel.fresh.preload`) once, then
 forks one fresh kernel per connection on ``PATH`` (a Unix socket in a directory only the host
 can enter). The host starts it (``pixelbox.runtime.backends.zygote``) and talks to it on two
-channels: the zygote's stdin (its end means "exit") and stdout (one ``ready`` line once it
-listens), and one connection per kernel.
+channels: the zygote's stdin (its end means "exit"; a byte, that a kernel's start is over) and
+stdout (one ``ready`` line once it listens), and one connection per kernel.
 
 The zygote keeps one child forked ahead of the next request, the *spare*: it has dropped what it
 inherited (below) and waits on a socket pair to the zygote, holding nothing else, so neither the
 fork of a ~120 MB process nor those first steps fall on a sandbox's start. Per connection the
-zygote passes the connection to the spare (``SCM_RIGHTS``) and forks the next spare; without a
+zygote passes the connection to the spare (``SCM_RIGHTS``) and forks the next spare once that
+kernel has started (the host says so; or after :data:`REFILL_AFTER_S`); without a
 spare (it died) it forks at once. It reads nothing of the connection: the child reads the
 :class:`~pixelbox.contract.confine.ForkRequest` (environment, IPC directory, confinement) and the
 kernel's log descriptor from it. The zygote only writes on it: ``{"pid": N}`` after
@@ -52,6 +53,7 @@ import selectors
 import signal
 import socket
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +67,8 @@ CHILD_FAILED = 70
 """Exit code of a forked child that could not become a kernel (the reason is in its log)."""
 JOIN_FAILED = 71
 """Exit code of a spare that could not join its groups: the zygote then makes spares without groups."""
+REFILL_AFTER_S = 1.0
+"""After a hand-off the next spare is forked once the host says the kernel started, or after this long."""
 
 
 class SpareGroups:
@@ -136,6 +140,8 @@ class Zygote:
         self.children: dict[int, socket.socket] = {}
         self.spare: tuple[int, socket.socket] | None = None
         """The child forked ahead of the next request, and the zygote's end of its link."""
+        self.refill_due: float | None = None
+        """When to fork the next spare at the latest (None: there is one, or it is being made)."""
         self.group_of: dict[int, str] = {}
         """Child pid -> the spare group it joined (removed when the child is reaped, unless the host renamed it)."""
         self.wake_r, self.wake_w = os.pipe()
@@ -156,8 +162,12 @@ class Zygote:
             if self.rehearsal is not None:
                 self.selector.register(self.rehearsal.fd, selectors.EVENT_READ, "rehearsal")
             while True:
-                for key, _ in self.selector.select():
-                    if key.data == "control" and not os.read(sys.stdin.fileno(), 4096):
+                due = self.refill_due
+                events = self.selector.select(None if due is None else max(0.0, due - time.monotonic()))
+                if due is not None and time.monotonic() >= due:
+                    self._refill()
+                for key, _ in events:
+                    if key.data == "control" and not self._control():
                         return
                     if key.data == "accept":
                         self._accept()
@@ -190,10 +200,27 @@ class Zygote:
                 self._become_kernel(conn, lambda: conn)
         self.children[pid] = conn
         _say(conn, {"pid": pid, "cgroup": self.group_of.get(pid)})
-        self._refill()
+        self._refill_later()
+
+    def _refill_later(self) -> None:
+        """Fork the next spare once the host says the kernel just handed over started (a line on stdin),
+        or after :data:`REFILL_AFTER_S`: a spare forked now would slow that kernel's start (the fork
+        itself, and its cgroup join blocks every fork and thread start on the machine while it waits
+        for an RCU grace period, ipykernel's threads included)."""
+        if self.spare is None:
+            deadline = time.monotonic() + REFILL_AFTER_S
+            self.refill_due = deadline if self.refill_due is None else min(self.refill_due, deadline)
+
+    def _control(self) -> bool:
+        """Read the host's stdin: False at its end (exit); a kernel started: fork the spare now."""
+        data = os.read(sys.stdin.fileno(), 4096)
+        if data and self.refill_due is not None:
+            self._refill()
+        return bool(data)
 
     def _refill(self) -> None:
         """Fork the spare for the next request (its fork and first steps then cost the requester nothing)."""
+        self.refill_due = None
         if self.spare is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -102,6 +102,11 @@ class KernelHandle(ABC):
         cgroup accounting; None where the backend cannot tell. Read before :meth:`kill`."""
         return None
 
+    def started(self) -> None:
+        """Told once the kernel is ready and has greeted the host (its start is over): a backend may now do
+        what it held back so as not to slow that start (the local zygote forks its next spare)."""
+        return None
+
 
 @dataclass
 class ParkedKernel:

@@ -149,6 +149,9 @@ class ForkedHandle(LocalHandle):
     def interrupt(self) -> None:
         self.proc.signal(signal.SIGINT)
 
+    def started(self) -> None:
+        self.proc.started()
+
     def kill(self) -> None:
         self.proc.signal(signal.SIGKILL)
         super().kill()

@@ -50,6 +50,8 @@ READY_TIMEOUT_S = 60.0
 RETRY_AFTER_S = 60.0
 """A zygote that failed is not replaced before this long after it started: kernels start cold meanwhile."""
 EXIT_REPORT_TIMEOUT_S = 1.0
+STARTED = b"s"
+"""What the host writes on the zygote's stdin once a kernel's start is over (the zygote forks its next spare)."""
 
 
 class ZygoteUnavailable(RuntimeError):
@@ -83,9 +85,10 @@ class Lines:
 class ForkedProcess:
     """A kernel forked by the zygote, with the small part of ``Popen``'s interface handles use."""
 
-    def __init__(self, lines: Lines, pid: int) -> None:
+    def __init__(self, lines: Lines, pid: int, on_started: Callable[[], None] = lambda: None) -> None:
         self.lines = lines
         self.pid = pid
+        self.on_started = on_started
         self.pidfd = os.pidfd_open(pid)
         self.returncode: int | None = None
 
@@ -101,6 +104,11 @@ class ForkedProcess:
                 if record is not None and isinstance(record.get("exit"), int):
                     self.returncode = record["exit"]
         return self.returncode
+
+    def started(self) -> None:
+        """Tell the zygote this kernel's start is over: it forks the next spare now (not while this kernel
+        starts: a spare's first steps, its cgroup join above all, would slow this start)."""
+        self.on_started()
 
     def wait(self, timeout: float) -> None:
         """Wait until the kernel has exited; ``subprocess.TimeoutExpired`` when it has not in time."""
@@ -182,7 +190,7 @@ class Zygote:
             record = lines.read(time.monotonic() + FORK_REPLY_TIMEOUT_S)
             if record is None:
                 raise ZygoteUnavailable("the zygote did not answer a fork request")
-            proc = ForkedProcess(lines, int(record["pid"]))
+            proc = ForkedProcess(lines, int(record["pid"]), self.kernel_started)
             group = record.get("cgroup")
             send_request(conn, request_for(group if isinstance(group, str) else None), log_fd)
             return proc
@@ -192,6 +200,11 @@ class Zygote:
         except BaseException:
             _abandon(conn, proc)
             raise
+
+    def kernel_started(self) -> None:
+        """Say on the zygote's stdin that a kernel's start is over (one byte: writes of it never interleave)."""
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.write(self.proc.stdin.fileno(), STARTED)  # type: ignore[union-attr]
 
     def stop(self) -> None:
         """Close the zygote's stdin (it exits), then make sure it is gone and remove its directory."""

@@ -508,6 +508,34 @@ def test_the_spare_writes_ahead_what_a_kernel_writes_and_the_rehearsal_leaves_no
                 assert _run(third, "print(6 * 7)") == "42\n"
 
 
+def test_without_word_that_its_kernel_started_the_zygote_still_makes_the_next_spare() -> None:
+    """The zygote forks the next spare once the host says the kernel it handed over has started (a
+    spare made during that start would slow it), and when no word comes, after a while regardless."""
+    from pixelbox.runtime.backends.local import LocalBackend
+    from pixelbox.runtime.options import SandboxOptions
+    from pixelbox.runtime.workspace import Layout
+
+    with Sandbox(**LOCAL) as first:
+        assert first.start_path == "fast"
+        (zygote,) = [z for z in zygotes.running() if z["ready"]]
+        spare = _spare_of(zygote["pid"])
+        backend = LocalBackend()
+        uid = backend.allocate_uid()
+        layout = Layout.create(uid)
+        handle = None
+        try:
+            handle = backend.start_fresh(layout, SandboxOptions(**LOCAL), uid)  # nobody says it started
+            assert handle is not None and handle.proc.pid == spare  # type: ignore[attr-defined]
+            deadline = time.monotonic() + 60
+            while not [p for p in _spares_of(zygote["pid"]) if p != spare] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert [p for p in _spares_of(zygote["pid"]) if p != spare], "no next spare without word"
+        finally:
+            if handle is not None:
+                handle.kill()
+            layout.remove()
+
+
 def test_fast_start_off_starts_cold_and_the_pool_refills_fast() -> None:
     """``fast_start=False`` starts cold; a pool's refills come from the fast path by default."""
     with Sandbox(fast_start=False, **LOCAL) as sb:
