@@ -155,6 +155,8 @@ class Zygote:
                 start_new_session=True,
                 close_fds=True,
             )
+        if self.proc.stdin is not None:  # kernel_started never blocks this process, whatever the zygote does
+            os.set_blocking(self.proc.stdin.fileno(), False)
         threading.Thread(target=self._await_ready, name="pbx-zygote-ready", daemon=True).start()
 
     def _await_ready(self) -> None:
