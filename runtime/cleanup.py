@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from pixelbox.runtime.backends import BACKENDS
+from pixelbox.runtime.backends import BACKENDS, restore
 from pixelbox.runtime.backends import spares as parked
 from pixelbox.runtime.backends import zygote as zygotes
 from pixelbox.runtime.backends.base import CleanupReport, Owned
@@ -89,8 +89,9 @@ def leftovers_of(pid: int, start: int | None = None) -> dict[str, list[str]]:
     and stopped with them at exit) is no leftover, nor are its spare kernel's groups; a dead one's
     directory and groups are. Nor are this process's container spares (:mod:`.backends.spares`: kernels
     parked ahead in layouts of their own, removed with the sandboxes at exit): their layouts, mounts,
-    cgroups and containers are left out. What another process with the same pid left (pids are reused)
-    is not counted, and exited (zombie) kernels hold nothing.
+    cgroups and containers are left out, as are its checkpoint templates' (one being made runs a
+    container). What another process with the same pid left (pids are reused) is not counted, and
+    exited (zombie) kernels hold nothing.
     """
     start = start if start is not None else process_start(pid)
 
@@ -109,11 +110,12 @@ def leftovers_of(pid: int, start: int | None = None) -> dict[str, list[str]]:
             found[key] = items
     for entry in BACKENDS.entries():
         found.update(entry.load().leftovers_of(pid, start))
-    return _without_spares(found) if pid == os.getpid() else found
+    return _without_helpers(found) if pid == os.getpid() else found
 
 
-def _without_spares(found: dict[str, list[str]]) -> dict[str, list[str]]:
-    """``found`` less what belongs to this process's spares (every name of theirs holds a layout's name)."""
-    names = [Path(root).name for root in parked.roots()]
+def _without_helpers(found: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``found`` less what belongs to this process's spares (every name of theirs holds a layout's name) and
+    checkpoint templates (one being made runs a container)."""
+    names = [Path(root).name for root in parked.roots()] + sorted(restore.template_names())
     kept = {key: [item for item in items if not any(name in item for name in names)] for key, items in found.items()}
     return {key: items for key, items in kept.items() if items}

@@ -296,6 +296,15 @@ def template_key(image_id: str, env: dict[str, str], options: SandboxOptions, en
     return hashlib.sha256(json.dumps(fixed, default=str).encode()).hexdigest()[:12]
 
 
+_TEMPLATE_NAMES: set[str] = set()
+
+
+def template_names() -> set[str]:
+    """Names of this process's templates (their directories and ``<name>-t...`` containers, cgroups): like
+    the zygote, helpers of its sandboxes for as long as it runs, not leftovers (``cleanup.leftovers_of``)."""
+    return set(_TEMPLATE_NAMES)
+
+
 class Template:
     """One checkpoint of a parked kernel, made once per key by this process and restored per sandbox.
 
@@ -305,6 +314,7 @@ class Template:
         self.key = key
         self.root = CACHE / "templates" / f"pbx-{this_owner().tag}-{key}"
         cache_locks.hold(CACHE, "templates", self.root.name)
+        _TEMPLATE_NAMES.add(self.root.name)
         atexit.register(shutil.rmtree, self.root, True)
         self.image = self.root / "image"
         self._build = build
