@@ -62,13 +62,18 @@ def rendered(page: Path, profile: Path) -> Dom:
 
 def screenshot(page: Path, name: str, profile: Path, size: tuple[int, int] = (1280, 2400)) -> Image.Image:
     """A screenshot of ``page`` saved as ``ARTIFACTS/name`` (kept for review: pytest deletes tmp_path)."""
-    shot = ARTIFACTS / name
+    own = profile.parent / f"{profile.name}-{name}"  # read back from a file of this test's own
+    own.unlink(missing_ok=True)
+    browse(page, profile, f"--window-size={size[0]},{size[1]}", "--virtual-time-budget=5000", f"--screenshot={own}")
+    with Image.open(own) as image:
+        shown = image.convert("RGB")
+    shot = ARTIFACTS / name  # shared by test sessions running side by side: replaced whole, never read
     shot.parent.mkdir(parents=True, exist_ok=True)
-    shot.unlink(missing_ok=True)
-    browse(page, profile, f"--window-size={size[0]},{size[1]}", "--virtual-time-budget=5000", f"--screenshot={shot}")
+    staged = shot.with_name(f".{name}.{os.getpid()}")
+    shutil.copyfile(own, staged)
+    os.replace(staged, shot)
     print(f"screenshot saved at {shot}")
-    with Image.open(shot) as image:
-        return image.convert("RGB")
+    return shown
 
 
 def pixels_of(image: Image.Image, hex_colour: str, tolerance: int = 6) -> int:

@@ -105,8 +105,9 @@ def test_cleanup_removes_what_a_killed_host_left_behind(backend: dict[str, Any])
     assert mounts_under(str(root)) == ([str(root)] if os.geteuid() == 0 else [])
     left = leftovers_of(proc.pid, start)
     assert left.get("containers" if backend["backend"] == "docker" else "kernels"), left
-    report = remove_orphans()  # also removes other dead owners' leftovers; only ours are checked
-    assert str(root) in report.directories
+    # Any pixelbox cleanup removes every dead owner's leftovers: one running beside this test (a second
+    # test session) may take ours first, so what is checked is that they are gone, not who removed them.
+    remove_orphans()
     assert not root.exists() and mounts_under(str(root)) == []
     assert leftovers_of(proc.pid, start) == {}
 
