@@ -354,15 +354,16 @@ class RuncRestorePath(restore.RestorePath):
 
     def restore_parked(self, template: restore.Template, layout: Layout, options: SandboxOptions) -> KernelHandle:
         """A spare: a kernel restored into ``layout`` and left parked (:meth:`restore.RestorePath.restore_parked`);
-        returns once runc recorded the restored container (its ``state.json``, naming the init process)."""
+        returns once runc recorded the restored container (its ``state.json``, naming the init process) and
+        CRIU has let go of it (:func:`_settled`)."""
         handle = self.restore(template, layout, options, None)
         state = STATE_ROOT / handle.container / "state.json"
         deadline = time.monotonic() + options.start_timeout
-        while handle.alive() and handle.init_pid is None and time.monotonic() < deadline:
+        while handle.alive() and not _settled(handle) and time.monotonic() < deadline:
             with contextlib.suppress(OSError, ValueError, AttributeError):
-                handle.init_pid = int(json.loads(state.read_text())["init_process_pid"])
+                handle.init_pid = handle.init_pid or int(json.loads(state.read_text())["init_process_pid"])
             time.sleep(0.005)
-        if handle.init_pid is None:
+        if not _settled(handle):
             handle.kill()
             raise BackendUnavailable(f"the runc restore of a spare did not finish: {handle.exit_reason()}")
         return handle
@@ -413,6 +414,17 @@ class RuncRestorePath(restore.RestorePath):
                 stderr=log,
             )
         return RuncRestoredHandle(process, container, bundle, group, memory)
+
+
+def _settled(handle: RuncRestoredHandle) -> bool:
+    """Whether a restored container's init is known and CRIU has let go of it: runc writes its state while
+    CRIU still traces the restored tasks with every signal blocked, and a container killed then stays
+    alive with the kill pending while ``runc restore`` waits for ever (seen: TracerPid set, SIGKILL in
+    ShdPnd, for minutes)."""
+    if handle.init_pid is None:
+        return False
+    status = restore._read(Path(f"/proc/{handle.init_pid}/status"))
+    return any(line.split() == ["TracerPid:", "0"] for line in status.splitlines())
 
 
 def run_command(handle: RuncRestoredHandle, env: dict[str, str], cwd: str, spec: CommandSpec) -> Captured:

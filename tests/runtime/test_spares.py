@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from pixelbox.runtime import Sandbox
-from pixelbox.runtime.backends import choose_backend, spares
+from pixelbox.runtime.backends import choose_backend, criu, spares
 from pixelbox.runtime.backends.docker import DockerBackend
 from pixelbox.runtime.cleanup import leftovers_of, remove_orphans
 from pixelbox.runtime.options import SandboxOptions
@@ -91,7 +91,7 @@ def test_a_dead_spare_is_replaced_not_handed_out(spare_options: dict[str, Any]) 
     spare = _spare(spare_options)
     container = _container_of(spare, spare_options)
     container_fault(container, "kill")  # what a crash or an operator would do
-    _wait_for(lambda: not spare.handle.alive(), f"the spare's container did not end: {vars(spare.handle)}")
+    _wait_for(lambda: not spare.handle.alive(), f"the spare's container did not end: {_described(spare.handle)}")
     with Sandbox(**spare_options) as sb:
         assert sb.start_path == "fast" and sb.info.kernel["spare"] is False, sb.info.kernel
         assert sb.layout.root != spare.layout.root
@@ -138,6 +138,15 @@ def test_spares_go_with_the_close_and_with_a_killed_owner(spare_options: dict[st
     assert any(c.startswith(root.name) for c in left.get("containers", [])), left
     remove_orphans()  # also removes other dead owners' leftovers (and another process's cleanup may remove ours)
     assert not root.exists() and leftovers_of(proc.pid, start) == {}
+
+
+def _described(handle: Any) -> str:
+    """A handle's state and its init process's (diagnostics for a failed wait)."""
+    init = getattr(handle, "init_pid", None)
+    status = Path(f"/proc/{init}/status").read_text() if init and Path(f"/proc/{init}").exists() else "gone"
+    fields = [line for line in status.splitlines() if line.split(":")[0] in ("State", "TracerPid", "ShdPnd", "SigBlk")]
+    state = criu.runc("state", handle.container).stdout if init else ""
+    return f"{vars(handle)}; init: {fields}; runc state: {state}"
 
 
 def _wait_for(condition: Callable[[], bool], failure: str) -> None:
