@@ -594,7 +594,7 @@ def test_cleanup_removes_the_spare_groups_of_a_dead_owner_whose_zygote_was_kille
     """A host and its zygote both SIGKILLed leave the spare's control groups (nobody could remove them);
     their names carry the owner, so ``pixelbox cleanup`` removes them once the owner is dead."""
     from pixelbox.runtime.backends.cgroups import pixelbox_groups, spare_parents
-    from pixelbox.runtime.cleanup import remove_orphans
+    from pixelbox.runtime.cleanup import remove_leftovers_of
 
     if not spare_parents():
         pytest.skip("spare kernels join groups ahead on cgroup v1 as root only")
@@ -616,7 +616,7 @@ def test_cleanup_removes_the_spare_groups_of_a_dead_owner_whose_zygote_was_kille
         host.kill()
         host.wait()
     assert pixelbox_groups(prefix), "a SIGKILLed zygote cannot remove its spare's groups"
-    remove_orphans()
+    remove_leftovers_of(host.pid)  # scoped: never another test session's dead hosts
     assert pixelbox_groups(prefix) == []
 
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import require_backend
 
 from pixelbox.runtime import AsyncSandbox, Sandbox, SandboxClosed
-from pixelbox.runtime.cleanup import leftovers_of, remove_orphans
+from pixelbox.runtime.cleanup import leftovers_of, remove_leftovers_of
 from pixelbox.runtime.mounts import mounts_under
 from pixelbox.runtime.workspace import ROOT_PREFIX, process_start
 
@@ -105,9 +105,10 @@ def test_cleanup_removes_what_a_killed_host_left_behind(backend: dict[str, Any])
     assert mounts_under(str(root)) == ([str(root)] if os.geteuid() == 0 else [])
     left = leftovers_of(proc.pid, start)
     assert left.get("containers" if backend["backend"] == "docker" else "kernels"), left
-    # Any pixelbox cleanup removes every dead owner's leftovers: one running beside this test (a second
-    # test session) may take ours first, so what is checked is that they are gone, not who removed them.
-    remove_orphans()
+    # `pixelbox cleanup`'s pass scoped to this dead owner: the whole pass would also take the dead hosts of a
+    # second test session running beside this one, between its kill and its own checks
+    report = remove_leftovers_of(proc.pid)
+    assert str(root) in report.directories
     assert not root.exists() and mounts_under(str(root)) == []
     assert leftovers_of(proc.pid, start) == {}
 

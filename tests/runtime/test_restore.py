@@ -29,6 +29,9 @@ from tests.runtime.test_lifecycle import test_cleanup_removes_what_a_killed_host
 
 PATHS = {"runsc": restore, "runc": criu}
 """The restore path of each runtime: its switch, its availability check, its containers."""
+FAKE_OWNERS = (999999, 999998)
+"""The made-up dead owners of the runc state these tests plant: cleanup there accepts only them, so it
+never reaches a live sandbox of a test session running beside this one (it looks at the real exports)."""
 
 
 @pytest.fixture(scope="module", params=sorted(PATHS))
@@ -138,6 +141,7 @@ def test_memory_limit_holds_in_a_restored_kernel(restored: dict[str, Any]) -> No
 
 CONFINEMENT = r"""
 import ctypes, errno, json, os, resource, socket
+
 status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
 keys = ("Uid", "Gid", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters")
 facts = {key: status.get(key, "").strip() for key in keys}
@@ -251,7 +255,7 @@ def test_cleanup_removes_runc_state_a_stopped_restore_left(monkeypatch: pytest.M
         (tmp_path / name).mkdir()
     (tmp_path / loadable / "state.json").write_text("{}")
     report = CleanupReport()
-    criu.remove_orphans(lambda owner: owner.pid != 1, report)
+    criu.remove_orphans(lambda owner: owner.pid in FAKE_OWNERS, report)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive, loadable])
     assert report.directories == [str(tmp_path / dead)]
 
@@ -276,7 +280,7 @@ def test_cleanup_of_a_stopped_restore_leaves_the_shared_root_it_had_bound(
     try:
         monkeypatch.setattr(criu, "STATE_ROOT", states)
         monkeypatch.setattr(criu, "restore_ids", list)
-        criu.remove_orphans(lambda owner: owner.pid != 1, CleanupReport())
+        criu.remove_orphans(lambda owner: owner.pid in FAKE_OWNERS, CleanupReport())
         assert (shared / "usr" / "bin" / "python3").read_text() == "kept"
         assert not dead.exists() and not mounts_under(f"{dead}/")
     finally:
@@ -303,7 +307,7 @@ def test_runc_delete_of_a_stuck_restore_unmounts_the_shared_root_first(
     try:
         monkeypatch.setattr(criu, "STATE_ROOT", states)
         monkeypatch.setattr(criu, "restore_ids", lambda: [stuck.name])
-        criu.remove_orphans(lambda owner: owner.pid != 1, CleanupReport())
+        criu.remove_orphans(lambda owner: owner.pid in FAKE_OWNERS, CleanupReport())
         assert not mounts_under(f"{stuck}/")
         assert (shared / "usr" / "bin" / "python3").read_text() == "kept"
     finally:

@@ -25,7 +25,7 @@ import pytest
 from pixelbox.runtime import Sandbox
 from pixelbox.runtime.backends import choose_backend, criu, spares
 from pixelbox.runtime.backends.docker import DockerBackend
-from pixelbox.runtime.cleanup import leftovers_of, remove_orphans
+from pixelbox.runtime.cleanup import leftovers_of, remove_leftovers_of
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import process_start
 from tests.conftest import prepare_fresh
@@ -136,7 +136,8 @@ def test_spares_go_with_the_close_and_with_a_killed_owner(spare_options: dict[st
     assert root.is_dir(), f"the killed host had no spare: {root}"
     left = leftovers_of(proc.pid, start)
     assert any(c.startswith(root.name) for c in left.get("containers", [])), left
-    remove_orphans()  # also removes other dead owners' leftovers (and another process's cleanup may remove ours)
+    report = remove_leftovers_of(proc.pid)  # scoped: never another test session's dead hosts
+    assert str(root) in report.directories
     assert not root.exists() and leftovers_of(proc.pid, start) == {}
 
 
