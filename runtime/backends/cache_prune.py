@@ -23,8 +23,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import re
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +37,7 @@ from pixelbox.runtime.backends import cache_locks
 from pixelbox.runtime.mounts import mounts_exposing
 from pixelbox.runtime.workspace import owner_alive, owner_of
 
+logger = logging.getLogger(__name__)
 BUDGET_VARIABLE = "PIXELBOX_RESTORE_CACHE_BUDGET"
 """Host environment variable: the restore cache's byte budget (``4G``, ``500M``, or bytes)."""
 DEFAULT_BUDGET = 4 * 1024**3
@@ -295,9 +298,7 @@ def _prune(root: Path, limit: int, keep: set[str], images: Callable[[], set[str]
     _in_use(listed, exports_of_running_templates(root))
     report.before = report.after = sum(entry.size for entry in listed)
     if report.before > limit:  # Docker is asked only when exports may have to go
-        present = images()
-        if present is None:
-            report.notes.append("Docker's images were not consulted: exports were ranked by last use only")
+        present = _asked(images, report)
         for entry in listed if present is not None else []:
             if entry.kind == "rootfs" and entry.rank == LEAST_RECENT and entry.name not in (present or ()):
                 entry.rank, entry.why = UNUSED_IMAGE, "image no longer in Docker (or untagged)"
@@ -309,6 +310,36 @@ def _prune(root: Path, limit: int, keep: set[str], images: Callable[[], set[str]
         _remove(root, entry, report)
     if not report.dry_run:
         _forget_stale_locks(root)
+
+
+def _asked(images: Callable[[], set[str] | None], report: PruneReport) -> set[str] | None:
+    """Docker's images, or None (noted in the report) when they are unknown or cannot be read."""
+    try:
+        present = images()
+    except Exception as exc:  # Docker unreachable or failing: exports are ranked by last use alone
+        report.notes.append(f"Docker's images could not be read ({exc.__class__.__name__}: {exc})")
+        return None
+    if present is None:
+        report.notes.append("Docker's images were not consulted: exports were ranked by last use only")
+    return present
+
+
+def prune_soon(root: Path, keep: set[str], images: Callable[[], set[str] | None]) -> threading.Thread:
+    """:func:`prune` to the configured :func:`budget` in a background thread, as done after a new export
+    or checkpoint (cheap while under budget); what it removed is logged, what it refused as a warning."""
+
+    def run() -> None:
+        try:
+            report = prune(root, budget(), keep, images)
+        except (OSError, ValueError) as exc:
+            logger.warning("pruning the restore cache %s failed: %s", root, exc)
+            return
+        if report.removed or report.refused:  # refusals need a person (a mount left behind): warned
+            logger.log(logging.WARNING if report.refused else logging.INFO, "%s", "\n".join(report.lines()))
+
+    thread = threading.Thread(target=run, name="pbx-cache-prune", daemon=True)
+    thread.start()
+    return thread
 
 
 def _remove(root: Path, entry: Entry, report: PruneReport) -> None:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pixelbox.runtime.backends import cache_locks, statefile
+from pixelbox.runtime.backends import cache_locks, cache_prune, statefile
 from pixelbox.runtime.backends.base import CleanupReport, KernelHandle, Owned, describe_exit
 from pixelbox.runtime.backends.subreaper import Subreaper
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
@@ -194,6 +194,7 @@ def export_rootfs(client: Any, image: str, image_id: str) -> Path:
     finally:
         container.remove(force=True)
         shutil.rmtree(partial, ignore_errors=True)
+    cache_prune.prune_soon(CACHE, {target.name}, lambda: cache_prune.docker_images(client))
     return target
 
 
@@ -625,7 +626,7 @@ class RestorePath:
         with self._lock:
             template = self._templates.get(key)
             if template is None or template.failed():
-                template = self._templates[key] = Template(key, lambda t: self._build(t, options, full))
+                template = self._templates[key] = Template(key, lambda t: self._made(t, options, full))
             template.ahead = True
             return template
 
@@ -645,9 +646,14 @@ class RestorePath:
             if key not in self._asked:
                 self._asked.add(key)
                 return None
-            template = self._templates[key] = Template(key, lambda t: self._build(t, options, full))
+            template = self._templates[key] = Template(key, lambda t: self._made(t, options, full))
             template.ahead = False
             return None
+
+    def _made(self, template: Template, options: SandboxOptions, env: dict[str, str]) -> None:
+        """Make the template's checkpoint (:meth:`_build`), then prune the cache in the background."""
+        self._build(template, options, env)
+        cache_prune.prune_soon(CACHE, {template.rootfs.name}, lambda: cache_prune.docker_images(self.client))
 
     def used(self, template: Template) -> None:
         """Stamp the template's checkpoint and export as used now (the pruner removes the least recent)."""

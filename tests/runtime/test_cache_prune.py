@@ -7,6 +7,7 @@ process, real bind mounts (root), and Docker's real image ids where whether an i
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -246,3 +247,40 @@ def test_cleanup_unmounts_what_a_killed_restore_left_bound_on_an_export(
     finally:
         for point in (points["live"], sandboxes["live"], points["gone"]):
             subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+def test_a_new_checkpoint_prunes_the_cache_but_never_the_export_it_runs_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real runc checkpoint made with a budget of one byte prunes everything it can in the background:
+    the old export goes, the one this process's template and restores run on stays (its lock is held),
+    and the sandbox restored from it works."""
+    import threading
+
+    from pixelbox.runtime import Sandbox
+    from pixelbox.runtime.backends import criu, restore
+    from pixelbox.runtime.docker_engine import docker_client
+    from pixelbox.runtime.image import kernel_image_tag
+    from tests.conftest import prepare_fresh, require_backend
+    from tests.runtime.test_restore import _require_restore
+
+    options = {**require_backend("runc"), "policy": False, "timeout": 60, "memory": "700m"}  # a key of its own
+    _require_restore(criu)
+    current = docker_client().images.get(kernel_image_tag()).id.split(":")[-1][:12]
+    shared = restore.CACHE / "rootfs" / current
+    if (shared / "usr" / "bin").is_dir():  # hard links: the same files, no copy (the export is never written)
+        (tmp_path / "rootfs").mkdir()
+        subprocess.run(["cp", "-alx", str(shared), str(tmp_path / "rootfs" / current)], check=True)
+    export(tmp_path, "0" * 12, used=1_000)
+    monkeypatch.setattr(restore, "CACHE", tmp_path)
+    monkeypatch.setenv(cache_prune.BUDGET_VARIABLE, "1")
+    caplog.set_level(logging.INFO, logger=cache_prune.__name__)
+    monkeypatch.setenv(criu.ENABLE_VARIABLE, "1")
+    prepare_fresh(options)
+    with Sandbox(**options) as sandbox:
+        assert sandbox.start_path == "fast", sandbox.info.kernel
+        for thread in [t for t in threading.enumerate() if t.name == "pbx-cache-prune"]:
+            thread.join()
+        assert sandbox.execute("import numpy; print(numpy.__name__)").stdout == "numpy\n"
+    assert names(tmp_path) == {current}
+    assert f"pruned rootfs/{'0' * 12}" in caplog.text
