@@ -261,57 +261,34 @@ def test_cleanup_removes_runc_state_a_stopped_restore_left(monkeypatch: pytest.M
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a bind mount)")
-def test_cleanup_of_a_stopped_restore_leaves_the_shared_root_it_had_bound(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize("restore", ["stopped", "stuck"])
+def test_cleanup_of_a_runc_restore_leaves_the_shared_root_it_had_bound(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, restore: str
 ) -> None:
-    """A killed `runc restore` leaves the container's root (the export every restore shares) bound at
-    ``<state>/criu-root`` in the host's mount namespace; removing that state unmounts it and deletes
-    nothing through it."""
+    """A killed or stuck `runc restore` leaves the container's root (the export every restore shares)
+    bound at ``<state>/criu-root`` in the host's mount namespace. Stopped before runc wrote its
+    ``state.json``, we remove the state ourselves; stuck after (runc writes it before it unmounts),
+    ``runc delete --force`` removes it recursively. Either way the bind is unmounted first and nothing
+    is deleted through it."""
     from pixelbox.runtime.backends.base import CleanupReport
     from pixelbox.runtime.mounts import mounts_under
 
     states, shared = tmp_path / "states", tmp_path / "export"
     (shared / "usr" / "bin").mkdir(parents=True)
     (shared / "usr" / "bin" / "python3").write_text("kept")
-    dead = states / "pbx-999999.1-dead-r0123456789ab"
-    (dead / "criu-root").mkdir(parents=True)
-    (dead / "restore.log").write_text("log")
-    subprocess.run(["mount", "--bind", str(shared), str(dead / "criu-root")], check=True)
+    state = states / f"pbx-999999.1-{restore}-r0123456789ab"
+    (state / "criu-root").mkdir(parents=True)
+    (state / ("state.json" if restore == "stuck" else "restore.log")).write_text("{}")
+    subprocess.run(["mount", "--bind", str(shared), str(state / "criu-root")], check=True)
     try:
         monkeypatch.setattr(criu, "STATE_ROOT", states)
-        monkeypatch.setattr(criu, "restore_ids", list)
+        monkeypatch.setattr(criu, "restore_ids", lambda: [state.name] if restore == "stuck" else [])
         criu.remove_orphans(lambda owner: owner.pid in FAKE_OWNERS, CleanupReport())
         assert (shared / "usr" / "bin" / "python3").read_text() == "kept"
-        assert not dead.exists() and not mounts_under(f"{dead}/")
+        assert not mounts_under(f"{state}/")
+        assert restore == "stuck" or not state.exists()
     finally:
-        subprocess.run(["umount", "-l", str(dead / "criu-root")], capture_output=True)
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a bind mount)")
-def test_runc_delete_of_a_stuck_restore_unmounts_the_shared_root_first(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """runc writes ``state.json`` before it unmounts the export it bound at ``<state>/criu-root``: a stuck
-    restore has both, and ``runc delete --force`` removes the state recursively. Our delete unmounts
-    first (the export keeps its files), and refuses when a mount cannot be taken away."""
-    from pixelbox.runtime.backends.base import CleanupReport
-    from pixelbox.runtime.mounts import mounts_under
-
-    states, shared = tmp_path / "states", tmp_path / "export"
-    (shared / "usr" / "bin").mkdir(parents=True)
-    (shared / "usr" / "bin" / "python3").write_text("kept")
-    stuck = states / "pbx-999999.1-stuck-r0123456789ab"
-    (stuck / "criu-root").mkdir(parents=True)
-    (stuck / "state.json").write_text("{}")
-    subprocess.run(["mount", "--bind", str(shared), str(stuck / "criu-root")], check=True)
-    try:
-        monkeypatch.setattr(criu, "STATE_ROOT", states)
-        monkeypatch.setattr(criu, "restore_ids", lambda: [stuck.name])
-        criu.remove_orphans(lambda owner: owner.pid in FAKE_OWNERS, CleanupReport())
-        assert not mounts_under(f"{stuck}/")
-        assert (shared / "usr" / "bin" / "python3").read_text() == "kept"
-    finally:
-        subprocess.run(["umount", "-l", str(stuck / "criu-root")], capture_output=True)
+        subprocess.run(["umount", "-l", str(state / "criu-root")], capture_output=True)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a bind mount)")
