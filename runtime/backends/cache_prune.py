@@ -5,8 +5,9 @@ image id (``rootfs/<id12>``, 700-750 MB each, one more per image rebuild), expor
 (``rootfs/<id12>.damaged.*``), half-made exports (``rootfs/<id12>.<pid>.<random>``) and each process's
 checkpoints (``templates/pbx-<owner>-<key>``). :func:`prune` removes, in this order:
 
-1. what nobody can use: damaged exports, half-made exports and checkpoints of dead processes, and
-   what an interrupted prune left in ``trash/`` (always, whatever the budget);
+1. what nobody can use: damaged exports (those set aside once no process holds their export's lock),
+   half-made exports and checkpoints of dead processes, and what an interrupted prune left in
+   ``trash/`` (always, whatever the budget);
 2. while the cache is over its budget, exports of images no longer in Docker (or left untagged by a
    rebuild), then the other exports, least recently used first.
 
@@ -90,6 +91,9 @@ class Entry:
     why: str
     locked: bool = True
     """Whether users hold its lock (exports and checkpoints); garbage nobody can use has none."""
+    guard: str = ""
+    """The name of the entry whose lock covers this one, if not its own: a damaged export set aside is
+    covered by its export's lock (the processes whose containers may still run on it held that lock)."""
 
     def label(self) -> str:
         return f"{self.kind}/{self.name}"
@@ -207,9 +211,10 @@ def _export(root: Path, name: str, keep: set[str]) -> Entry:
 
 def _in_use(entries: list[Entry], named: dict[str, int]) -> None:
     """Keep the exports the checkpoints of running processes are made from (see
-    :func:`exports_of_running_templates`)."""
+    :func:`exports_of_running_templates`), and the damaged ones set aside from them (their containers
+    may still run on the set-aside tree)."""
     for entry in entries:
-        if entry.kind == "rootfs" and entry.name in named and entry.rank is not None:
+        if entry.kind == "rootfs" and (entry.guard or entry.name) in named and entry.rank is not None:
             entry.rank, entry.why = None, f"in use by the checkpoints of running process {named[entry.name]}"
 
 
@@ -221,7 +226,7 @@ def _other(root: Path, kind: str, name: str) -> Entry:
     owner = owner_of(f"/{name}-") if kind == "templates" else None
     trash_pid = int(name.split(".")[0]) if kind == TRASH and name.split(".")[0].isdigit() else None
     if kind == "rootfs" and SET_ASIDE.match(name):
-        entry.rank, entry.why = GARBAGE, "damaged export set aside"
+        entry.rank, entry.why, entry.locked, entry.guard = GARBAGE, "damaged export set aside", True, name[:12]
     elif partial is not None and not _pid_alive(int(partial.group(1))):
         entry.rank, entry.why = GARBAGE, "half-made export of a dead process"
     elif partial is not None:
@@ -360,9 +365,11 @@ def _claim(root: Path, entry: Entry, report: PruneReport) -> Path | None:
     """Under the entry's exclusive lock, unless a process holds it or a mount reaches it (both reported),
     rename it into ``trash/`` and drop its lock file; where it is now (None: left, or a dry run)."""
     path = root / entry.kind / entry.name
-    with cache_locks.exclusive(root, entry.kind, entry.name) if entry.locked else contextlib.nullcontext(True) as free:
+    lock = entry.guard or entry.name
+    with cache_locks.exclusive(root, entry.kind, lock) if entry.locked else contextlib.nullcontext(True) as free:
         if not free:
-            report.kept.append(f"{entry.label()} ({human(entry.size)}): in use (a process holds its lock)")
+            whose = f"the lock of {entry.kind}/{lock}: its containers may run on it" if entry.guard else "its lock"
+            report.kept.append(f"{entry.label()} ({human(entry.size)}): in use (a process holds {whose})")
             return None
         exposed = mounts_exposing(path)
         if exposed:
@@ -383,7 +390,7 @@ def _claim(root: Path, entry: Entry, report: PruneReport) -> Path | None:
                 path.rename(trash)
             except FileNotFoundError:  # gone meanwhile (its user set it aside)
                 return None
-        if entry.locked:
+        if entry.locked and not entry.guard:
             cache_locks.forget(root, entry.kind, entry.name)
         return trash
 

@@ -284,3 +284,22 @@ def test_a_new_checkpoint_prunes_the_cache_but_never_the_export_it_runs_on(
         assert sandbox.execute("import numpy; print(numpy.__name__)").stdout == "numpy\n"
     assert names(tmp_path) == {current}
     assert f"pruned rootfs/{'0' * 12}" in caplog.text
+
+
+def test_a_damaged_export_set_aside_stays_while_a_process_holds_its_exports_lock(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    """Containers started on an export before it was set aside as damaged still run on the set-aside tree;
+    their processes held the export's lock (they hold it until they exit)."""
+    damaged = tmp_path / "rootfs" / f"{'a' * 12}.damaged.123.abcdef"
+    (damaged / "sbin").mkdir(parents=True)
+    (damaged / "sbin" / "init").write_bytes(b"still run by a container")
+    report = prune(tmp_path, 0)
+    assert (damaged / "sbin" / "init").read_bytes() == b"still run by a container"
+    assert any(line.startswith(f"rootfs/{damaged.name}") and "in use" in line for line in report.kept), report.kept
+    assert holder.stdin is not None
+    holder.stdin.close()
+    holder.wait()
+    report = prune(tmp_path, 0)
+    assert not damaged.exists(), report.lines()
+    assert not list((tmp_path / "locks").glob("*.lock"))
