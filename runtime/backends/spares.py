@@ -16,8 +16,10 @@ like a sandbox's (``pbx-<owner>-...``), so ``pixelbox cleanup`` removes those of
 spares of this process are no leftovers while it runs (:func:`roots`; the leak checks skip them);
 they are removed when every sandbox is closed (``live.close_all``, at exit) or by :meth:`Spares.close`.
 A spare that died is stopped and replaced, never handed out. A spare is not free: its restore costs
-what an on-demand restore costs (CPU and memory: about 40-50 MB while parked), paid ahead.
-On with ``PIXELBOX_RESTORE_SPARES=1``.
+what an on-demand restore costs (CPU), paid ahead, and its memory while parked (the container's
+cgroup: about 40 MB on runc, 145 MB on runsc).
+On by default wherever the restore paths run (measured: benchmarks/README.md, bench_fresh's
+``restore, a spare ready`` column); off with ``PIXELBOX_RESTORE_SPARES=0``.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ from pixelbox.runtime.workspace import Layout
 
 logger = logging.getLogger(__name__)
 ENABLE_VARIABLE = "PIXELBOX_RESTORE_SPARES"
-"""Host environment variable: ``1`` keeps a spare per option set for the restore paths (opt-in for now);
-anything else keeps none (every fast start restores on demand)."""
+"""Host environment variable: ``0`` keeps no spare (every fast start restores on demand); on by default
+wherever a restore path runs."""
 MAX_FAILURES = 3
 """Spare restores of one option set that may fail in a row before no more are tried for it."""
 WAKE_SOCKET = restore.WAKE_FILE
@@ -53,8 +55,9 @@ Key = tuple[Any, ...]
 
 
 def enabled() -> bool:
-    """Whether restore paths keep spares (``PIXELBOX_RESTORE_SPARES=1``)."""
-    return os.environ.get(ENABLE_VARIABLE, "") == "1"
+    """Whether restore paths keep spares: by default, not with ``PIXELBOX_RESTORE_SPARES=0``
+    (:func:`.restore.switched_on`; the restore paths' own switches and checks still apply)."""
+    return restore.switched_on(ENABLE_VARIABLE, lambda: True)
 
 
 class Template(Protocol):

@@ -141,6 +141,14 @@ def test_spares_go_with_the_close_and_with_a_killed_owner(spare_options: dict[st
     assert not root.exists() and leftovers_of(proc.pid, start) == {}
 
 
+def test_spares_are_on_by_default_and_off_with_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The switch, as the restore paths' own: on unless ``PIXELBOX_RESTORE_SPARES=0``."""
+    monkeypatch.delenv(spares.ENABLE_VARIABLE, raising=False)
+    assert spares.enabled()
+    monkeypatch.setenv(spares.ENABLE_VARIABLE, "0")
+    assert not spares.enabled()
+
+
 def _described(handle: Any) -> str:
     """A handle's state and its init process's (diagnostics for a failed wait)."""
     init = getattr(handle, "init_pid", None)
