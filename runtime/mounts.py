@@ -65,11 +65,13 @@ def unmount(path: Path) -> bool:
 
 class Mount(NamedTuple):
     """One line of ``/proc/self/mountinfo``: where it is mounted, what directory of its file system
-    it shows (``root``: a bind mount shows a directory below the file system's top), and the device."""
+    it shows (``root``: a bind mount shows a directory below the file system's top), the device and id."""
 
     point: str
     root: str
     device: str
+    id: str = ""
+    """Its mount id (unique while it is mounted): tells a mount from a later one on the same point."""
 
 
 def mount_table() -> list[Mount]:
@@ -79,7 +81,7 @@ def mount_table() -> list[Mount]:
     except OSError:
         return []
     fields = [line.split() for line in lines]
-    return [Mount(_unescape(f[4]), _unescape(f[3]), f[2]) for f in fields if len(f) > 4]
+    return [Mount(_unescape(f[4]), _unescape(f[3]), f[2], f[0]) for f in fields if len(f) > 4]
 
 
 def mounts_under(prefix: str) -> list[str]:

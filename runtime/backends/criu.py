@@ -49,7 +49,7 @@ from pixelbox.runtime.backends.cgroups import BACKSTOP_MARGIN, KernelCgroup
 from pixelbox.runtime.backends.labels import LABEL, OWNER_LABEL, OWNER_START_LABEL
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
-from pixelbox.runtime.mounts import Mount, mount_table, mounts_under, unmount
+from pixelbox.runtime.mounts import Mount, mount_table, mounts_exposing, mounts_under, unmount
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner
 
@@ -501,34 +501,61 @@ def unmount_left_on_exports(owned: Owned) -> list[str]:
     """Unmount what killed ``runc restore`` runs left bound onto the shared exports; the points unmounted.
 
     While it restores, runc 1.1 binds the container's bind mounts (the sandbox's IPC directory and
-    workspace) onto the container's root, the export every restore shares, in the host's mount
-    namespace, and unmounts them only when it returns: a killed runc leaves them on the export (the
-    pruner then refuses it). Such a bind is left over once the sandbox it came from is gone (its source
-    is mounted nowhere else: the sandbox's directory was unmounted) or its owner is one ``owned`` accepts.
-    Only the topmost mount of a point is looked at (the one an unmount detaches), until none is left."""
+    workspace, and tini at ``/sbin/docker-init``) onto the container's root, the export every restore
+    shares, in the host's mount namespace, and unmounts them only when it returns: a killed runc leaves
+    them on the export (the pruner then refuses it). runc binds the export at ``<state>/criu-root``
+    before it binds anything onto it and unmounts that last, so while a mount in runc's state root shows
+    an export, a restore may be using what is on it: nothing on that export is touched. Otherwise a
+    mount on it is left over unless it shows a directory of a live sandbox whose owner ``owned`` does
+    not accept (decided only when the mount names one owner for certain). Only the topmost mount of a
+    point is looked at (the one an unmount detaches), and checked again just before it is unmounted,
+    until none is left."""
     exports = os.path.join(os.path.realpath(restore.CACHE), "rootfs", "")
     done: list[str] = []
     while True:
         table = mount_table()
         tops = {mount.point: mount for mount in table if mount.point.startswith(exports)}  # the last one is on top
-        left = [m.point for m in tops.values() if _bound_from_gone_sandbox(m, table, exports, owned)]
-        unmounted = [point for point in left if unmount(Path(point))]
+        left = [m for m in tops.values() if _left_over(m, table, exports, owned)]
+        unmounted = [m.point for m in left if _still_left(m, exports) and unmount(Path(m.point))]
         if not unmounted:
             return done
         done += unmounted
 
 
-def _bound_from_gone_sandbox(mount: Mount, table: list[Mount], exports: str, owned: Owned) -> bool:
-    """Whether ``mount`` (on an export) shows a directory of a sandbox that is gone, or of an owner
-    ``owned`` accepts (an undecidable source, neither, is left alone)."""
+def _left_over(mount: Mount, table: list[Mount], exports: str, owned: Owned) -> bool:
+    """Whether ``mount`` (on an export) is left over: no restore is in flight on its export, and it is
+    not a live sandbox's that ``owned`` leaves alone."""
+    return _owner_verdict(mount, table, exports, owned) is not False and not _restoring_on(mount.point, exports)
+
+
+def _owner_verdict(mount: Mount, table: list[Mount], exports: str, owned: Owned) -> bool | None:
+    """Whether ``mount`` shows a directory of a sandbox that is gone (its source is mounted nowhere else)
+    or of an owner ``owned`` accepts; None when no single owner is certain (a source on a file system
+    many mounts share, as tini's on the root file system, names many owners or none)."""
     sources = [m for m in table if m.device == mount.device and not m.point.startswith(exports)]
     if not sources:
         return True
-    for text in (mount.root, *(source.point for source in sources)):
-        owner = owner_of(f"{text}/")
-        if owner is not None:
-            return owned(owner)
-    return False
+    owner = owner_of(f"{mount.root}/")
+    if owner is not None:
+        return owned(owner)
+    owners = {owner_of(f"{source.point}/") for source in sources}
+    only = owners.pop() if len(owners) == 1 else None
+    return None if only is None else owned(only)
+
+
+def _restoring_on(point: str, exports: str) -> bool:
+    """Whether a mount in runc's state root shows the export ``point`` is on (a restore in flight there,
+    or one stopped whose state is not cleaned up yet)."""
+    export = Path(exports, point[len(exports) :].split("/")[0])
+    state = os.path.join(os.path.realpath(STATE_ROOT), "")
+    return any(shown.startswith(state) for shown in mounts_exposing(export))
+
+
+def _still_left(mount: Mount, exports: str) -> bool:
+    """Just before unmounting: ``mount`` is still the one on top of its point (not a restore's bind made
+    on the same point since), and still no restore is in flight on its export."""
+    now = [m for m in mount_table() if m.point == mount.point]
+    return bool(now) and now[-1].id == mount.id and not _restoring_on(mount.point, exports)
 
 
 def _unmount_state(state: Path) -> bool:

@@ -303,3 +303,46 @@ def test_a_damaged_export_set_aside_stays_while_a_process_holds_its_exports_lock
     report = prune(tmp_path, 0)
     assert not damaged.exists(), report.lines()
     assert not list((tmp_path / "locks").glob("*.lock"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mounts)")
+def test_cleanup_leaves_an_export_a_restore_is_in_flight_on_then_unmounts_tini_and_a_dead_owners_bind(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """While a live owner's restore has the export bound at ``<state>/criu-root``, a cleanup of dead owners
+    touches nothing on that export (the binds on it may be that restore's); once it is done, it unmounts
+    a dead owner's bind and the tini bind runc leaves at ``/sbin/docker-init`` (its source, on the root
+    file system, names no sandbox), after which the export can be pruned."""
+    from pixelbox.runtime.backends import criu, restore
+    from pixelbox.runtime.backends.base import CleanupReport
+    from pixelbox.runtime.mounts import mounts_under
+    from pixelbox.runtime.workspace import this_owner
+
+    cache = tmp_path / "cache"
+    path = export(cache, "9" * 12, used=1_000)
+    tini, dead = tmp_path / "tini-static", tmp_path / "pbx-999999.1-gone" / "ipc"
+    tini.write_text("tini")
+    dead.mkdir(parents=True)
+    criu_root = tmp_path / "states" / f"pbx-{this_owner().tag}-live-r0123456789ab" / "criu-root"
+    points = [path / "usr" / "sbin" / "docker-init", path / "pixelbox" / "ipc"]
+    points[0].parent.mkdir(parents=True)
+    points[0].write_text("")
+    points[1].mkdir(parents=True)
+    criu_root.mkdir(parents=True)
+    for source, point in ((tini, points[0]), (dead, points[1]), (path, criu_root)):
+        subprocess.run(["mount", "--bind", str(source), str(point)], check=True)
+    try:
+        monkeypatch.setattr(restore, "CACHE", cache)
+        monkeypatch.setattr(criu, "STATE_ROOT", tmp_path / "states")
+        monkeypatch.setattr(criu, "restore_ids", list)
+        report = CleanupReport()
+        criu.remove_orphans(lambda owner: owner.pid == 999999, report)
+        assert report.directories == [] and sorted(mounts_under(f"{path}/")) == sorted(map(str, points))
+        subprocess.run(["umount", str(criu_root)], check=True)  # the restore is done
+        criu.remove_orphans(lambda owner: owner.pid == 999999, report)
+        assert sorted(report.directories) == sorted(map(str, points)) and not mounts_under(f"{path}/")
+        assert tini.read_text() == "tini" and dead.is_dir()
+        assert prune(cache, 0).refused == [] and names(cache) == set()
+    finally:
+        for point in (*points, criu_root):
+            subprocess.run(["umount", "-l", str(point)], capture_output=True)
