@@ -244,15 +244,22 @@ def _other(root: Path, kind: str, name: str) -> Entry:
     return entry
 
 
-def entries(root: Path, keep: set[str]) -> list[Entry]:
-    """Every entry of the cache at ``root``, measured and ranked (exports by last use alone)."""
+def entries(root: Path, keep: set[str], notes: list[str] | None = None) -> list[Entry]:
+    """Every entry of the cache at ``root``, measured and ranked (exports by last use alone). One that
+    cannot be measured (replaced meanwhile by a file or a link, or not readable) is left out, so left as
+    it is, and said in ``notes``."""
     found = []
     for kind in ("rootfs", "templates", TRASH):
         folder = root / kind
         for name in sorted(os.listdir(folder)) if folder.is_dir() else []:
             export = kind == "rootfs" and EXPORT.match(name)
-            with contextlib.suppress(FileNotFoundError):  # renamed or removed meanwhile by its user
+            try:
                 found.append(_export(root, name, keep) if export else _other(root, kind, name))
+            except FileNotFoundError:  # renamed or removed meanwhile by its user
+                continue
+            except OSError as exc:
+                if notes is not None:
+                    notes.append(f"could not measure {kind}/{name}; left as it is: {exc}")
     return found
 
 
@@ -299,7 +306,7 @@ def prune(
 
 
 def _prune(root: Path, limit: int, keep: set[str], images: Callable[[], set[str] | None], report: PruneReport) -> None:
-    listed = entries(root, keep)
+    listed = entries(root, keep, report.notes)
     _in_use(listed, exports_of_running_templates(root))
     report.before = report.after = sum(entry.size for entry in listed)
     if report.before > limit:  # Docker is asked only when exports may have to go

@@ -346,3 +346,15 @@ def test_cleanup_leaves_an_export_a_restore_is_in_flight_on_then_unmounts_tini_a
     finally:
         for point in (*points, criu_root):
             subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+def test_an_entry_that_cannot_be_measured_is_noted_and_the_prune_goes_on(tmp_path: Path) -> None:
+    """An entry replaced by a file while the pruner lists the cache (``ENOTDIR`` when it is opened as a
+    directory) is left as it is and said in the report; the rest is pruned as usual."""
+    export(tmp_path, "b" * 12, used=1_000)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "pbx-999999.1-0123456789ab").write_text("not a checkpoint")
+    report = prune(tmp_path, 0)
+    assert names(tmp_path) == set()
+    assert (tmp_path / "templates" / "pbx-999999.1-0123456789ab").read_text() == "not a checkpoint"
+    assert any("could not measure templates/pbx-999999.1-0123456789ab" in note for note in report.notes), report.notes
