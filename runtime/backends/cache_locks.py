@@ -6,8 +6,8 @@ on, a checkpoint of its own) holds a *shared* ``flock`` on the entry's lock file
 may use it: until it exits (templates live that long). The pruner (:mod:`.cache_prune`) takes the
 *exclusive* lock without waiting, so it never removes an entry some process holds; a process that
 dies releases its locks with it. The lock file's modification time is the entry's last use (touched
-on every hold and restore), and its content the entry's size in bytes once measured (exports never
-change after they are made, so the pruner measures each one once).
+on every hold and restore). The entry's size in bytes, once measured, is recorded beside it
+(``<kind>.<name>.size``: exports never change after they are made, so the pruner measures each one once).
 
 The pruner unlinks the lock file of an entry it removed; a user that opened it just before then
 locks a file no longer at that path, so every lock is checked to be the file at its path, and
@@ -78,27 +78,28 @@ def last_used(root: Path, kind: str, name: str) -> float:
     return 0.0
 
 
+def size_path(root: Path, kind: str, name: str) -> Path:
+    """Where entry ``root/kind/name``'s measured size is recorded: beside its lock, not in it, so that
+    recording it never moves the use stamp (a process may stamp its use meanwhile)."""
+    return root / LOCKS / f"{kind}.{name}.size"
+
+
 def recorded_size(root: Path, kind: str, name: str) -> int | None:
-    """The entry's size as recorded by :func:`record_size`, or None."""
-    try:
-        return int(lock_path(root, kind, name).read_text().strip())
-    except (OSError, ValueError):
-        return None
+    """The entry's size as recorded by :func:`record_size` (or in its lock file, as it once was), or None."""
+    for path in (size_path(root, kind, name), lock_path(root, kind, name)):
+        with contextlib.suppress(OSError, ValueError):
+            return int(path.read_text().strip())
+    return None
 
 
 def record_size(root: Path, kind: str, name: str, size: int) -> None:
-    """Record an entry's size in its lock file, keeping its last use; never raises."""
-    path = lock_path(root, kind, name)
-    used = last_used(root, kind, name)
+    """Record an entry's size (whole or not at all: written aside, then renamed); never raises."""
+    path = size_path(root, kind, name)
+    part = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            os.ftruncate(fd, 0)
-            os.write(fd, str(size).encode())
-        finally:
-            os.close(fd)
-        os.utime(path, (used, used))
+        part.write_text(str(size))
+        part.replace(path)
 
 
 @contextlib.contextmanager
@@ -114,6 +115,6 @@ def exclusive(root: Path, kind: str, name: str) -> Iterator[bool]:
 
 
 def forget(root: Path, kind: str, name: str) -> None:
-    """Remove an entry's lock file (under its exclusive lock, once the entry is gone)."""
-    with contextlib.suppress(FileNotFoundError):
-        lock_path(root, kind, name).unlink()
+    """Remove an entry's recorded size and lock file (under its exclusive lock, once the entry is gone)."""
+    size_path(root, kind, name).unlink(missing_ok=True)
+    lock_path(root, kind, name).unlink(missing_ok=True)

@@ -403,11 +403,11 @@ def _claim(root: Path, entry: Entry, report: PruneReport) -> Path | None:
 
 
 def _forget_stale_locks(root: Path) -> None:
-    """Remove lock files of entries that are gone (each process's checkpoints leave one)."""
+    """Remove lock files (and recorded sizes) of entries that are gone (each process's checkpoints leave one)."""
     folder = root / cache_locks.LOCKS
-    for path in folder.glob("*.lock") if folder.is_dir() else []:
+    for path in [*folder.glob("*.lock"), *folder.glob("*.size")] if folder.is_dir() else []:
         kind, _, rest = path.name.partition(".")
-        name = rest.removesuffix(".lock")
+        name = rest.removesuffix(path.suffix)
         if not (root / kind / name).exists():
             with cache_locks.exclusive(root, kind, name) as free:
                 if free and not (root / kind / name).exists():

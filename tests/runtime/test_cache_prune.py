@@ -358,3 +358,32 @@ def test_an_entry_that_cannot_be_measured_is_noted_and_the_prune_goes_on(tmp_pat
     assert names(tmp_path) == set()
     assert (tmp_path / "templates" / "pbx-999999.1-0123456789ab").read_text() == "not a checkpoint"
     assert any("could not measure templates/pbx-999999.1-0123456789ab" in note for note in report.notes), report.notes
+
+
+def test_recording_a_size_never_moves_a_use_stamp_back(tmp_path: Path) -> None:
+    """A process stamps its use of an export (a restore) while the pruner records the export's size:
+    the stamp never goes back in time (it did when the size was written into the lock file and the
+    stamp read before was put back: a touch in between was lost)."""
+    import threading
+
+    name = "c" * 12
+    export(tmp_path, name, used=1_000)
+    lock = cache_locks.lock_path(tmp_path, "rootfs", name)
+    stop = threading.Event()
+
+    def stamp() -> None:
+        while not stop.is_set():
+            cache_locks.touch(tmp_path, "rootfs", name)
+
+    toucher = threading.Thread(target=stamp)
+    toucher.start()
+    stamps = []
+    try:
+        for size in range(1_000):
+            cache_locks.record_size(tmp_path, "rootfs", name, size)
+            stamps.append(lock.stat().st_mtime_ns)
+    finally:
+        stop.set()
+        toucher.join()
+    assert stamps == sorted(stamps)
+    assert cache_locks.recorded_size(tmp_path, "rootfs", name) == 999
