@@ -214,8 +214,9 @@ def _in_use(entries: list[Entry], named: dict[str, int]) -> None:
     :func:`exports_of_running_templates`), and the damaged ones set aside from them (their containers
     may still run on the set-aside tree)."""
     for entry in entries:
-        if entry.kind == "rootfs" and (entry.guard or entry.name) in named and entry.rank is not None:
-            entry.rank, entry.why = None, f"in use by the checkpoints of running process {named[entry.name]}"
+        export = entry.guard or entry.name
+        if entry.kind == "rootfs" and export in named and entry.rank is not None:
+            entry.rank, entry.why = None, f"in use by the checkpoints of running process {named[export]}"
 
 
 def _other(root: Path, kind: str, name: str) -> Entry:

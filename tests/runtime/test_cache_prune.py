@@ -145,14 +145,18 @@ def test_exports_of_images_gone_from_docker_go_before_older_ones_and_the_current
 
 
 def test_an_export_a_running_processs_checkpoint_names_is_kept_without_its_lock(tmp_path: Path) -> None:
-    """A process running code from before the locks still protects its export by its template."""
+    """A process running code from before the locks still protects its export by its template, and the
+    damaged copy of it set aside (its containers may still run on that)."""
     export(tmp_path, "5" * 12, used=1_000)
+    damaged = f"{'5' * 12}.damaged.123.abcdef"
+    (tmp_path / "rootfs" / damaged / "sbin").mkdir(parents=True)
     bundle = tmp_path / "templates" / f"pbx-{os.getpid()}.{_start()}-0123456789ab" / "bundle"
     bundle.mkdir(parents=True)
     (bundle / "config.json").write_text(json.dumps({"root": {"path": str(tmp_path / "rootfs" / ("5" * 12))}}))
     report = prune(tmp_path, 0)
-    assert names(tmp_path) == {"5" * 12}
-    assert any(f"running process {os.getpid()}" in line for line in report.kept), report.kept
+    assert names(tmp_path) == {"5" * 12, damaged}
+    kept = [line.split()[0] for line in report.kept if f"checkpoints of running process {os.getpid()}" in line]
+    assert kept == [f"rootfs/{'5' * 12}", f"rootfs/{damaged}"], report.kept
 
 
 def _start() -> int | None:
