@@ -17,7 +17,8 @@ spares of this process are no leftovers while it runs (:func:`roots`; the leak c
 they are removed when every sandbox is closed (``live.close_all``, at exit) or by :meth:`Spares.close`.
 A spare that died is stopped and replaced, never handed out. A spare is not free: its restore costs
 what an on-demand restore costs (CPU), paid ahead, and its memory while parked (the container's
-cgroup: about 40 MB on runc, 145 MB on runsc).
+cgroup: about 40 MB on runc, 145 MB on runsc), so one restore path keeps at most
+``PIXELBOX_RESTORE_SPARES_MAX`` (4) parked: the spare of the option set used longest ago goes first.
 On by default wherever the restore paths run (measured: benchmarks/README.md, bench_fresh's
 ``restore, a spare ready`` column); off with ``PIXELBOX_RESTORE_SPARES=0``.
 """
@@ -47,6 +48,10 @@ ENABLE_VARIABLE = "PIXELBOX_RESTORE_SPARES"
 """Host environment variable: ``0`` keeps no spare (every fast start restores on demand); on by default
 wherever a restore path runs."""
 MAX_FAILURES = 3
+MAX_PARKED_VARIABLE = "PIXELBOX_RESTORE_SPARES_MAX"
+"""Host environment variable: how many spares one restore path keeps parked at most (default
+:data:`DEFAULT_MAX_PARKED`); past it, the spare of the option set used longest ago is removed."""
+DEFAULT_MAX_PARKED = 4
 """Spare restores of one option set that may fail in a row before no more are tried for it."""
 WAKE_SOCKET = restore.WAKE_FILE
 REFILL_AFTER_S = 5.0
@@ -74,6 +79,17 @@ class Restorer(Protocol):
     def restore_parked(self, template: Any, layout: Layout, options: SandboxOptions) -> KernelHandle: ...
 
     def wake(self, layout: Layout, env: dict[str, str]) -> None: ...
+
+
+def max_parked() -> int:
+    """The cap on parked spares per restore path (``PIXELBOX_RESTORE_SPARES_MAX``; at least 1)."""
+    text = os.environ.get(MAX_PARKED_VARIABLE, "").strip()
+    try:
+        return max(1, int(text)) if text else DEFAULT_MAX_PARKED
+    except ValueError:
+        raise ValueError(
+            f"{MAX_PARKED_VARIABLE}={text!r} is not a whole number: give how many spares to keep, e.g. 4"
+        ) from None
 
 
 def spare_key(template_key: str, options: SandboxOptions) -> Key:
@@ -105,6 +121,8 @@ class Spares:
         self._roots: set[str] = set()
         """Layout roots of spares ready or being made (not leftovers while this process runs)."""
         self._failures: dict[Key, int] = {}
+        self._used: dict[Key, float] = {}
+        """When each option set last asked for a spare (which parked spare goes first past the cap)."""
         self._generation = 0
         _ALL.add(self)
         atexit.register(self.close)  # before the templates' removal (registered earlier): no restore in flight
@@ -116,6 +134,7 @@ class Spares:
             return
         key = spare_key(template.key, options)
         with self._lock:
+            self._used[key] = time.monotonic()
             if key in self._ready or key in self._making or self._failures.get(key, 0) >= MAX_FAILURES:
                 return
             thread = threading.Thread(
@@ -172,6 +191,7 @@ class Spares:
         self, key: Key, template: Template, options: SandboxOptions, after: Layout | None, generation: int
     ) -> None:
         spare: Spare | None = None
+        evicted: list[Spare] = []
         try:
             if after is not None:
                 _wait_ready(after)
@@ -184,11 +204,26 @@ class Spares:
                     self._failures[key] = self._failures.get(key, 0) + 1
                 elif generation == self._generation:
                     self._failures[key] = 0
+                    evicted = self._evict_for(key)
                     self._ready[key] = spare
                     spare = None
                 self._changed.notify_all()
         if spare is not None:  # closed meanwhile
             self._remove(spare)
+        for old in evicted:
+            self._remove(old)
+
+    def _evict_for(self, key: Key) -> list[Spare]:
+        """Under the lock: take out the spares of the option sets used longest ago, so that parking one for
+        ``key`` keeps at most :func:`max_parked` (a host serving many option sets holds no more memory)."""
+        evicted: list[Spare] = []
+        limit = max_parked()
+        while self._ready and len(self._ready) >= limit:
+            oldest = min((k for k in self._ready if k != key), key=lambda k: self._used.get(k, 0.0), default=None)
+            if oldest is None:
+                break
+            evicted.append(self._ready.pop(oldest))
+        return evicted
 
     def _restore(self, template: Template, options: SandboxOptions) -> Spare | None:
         size = options.workspace_size

@@ -149,6 +149,27 @@ def test_spares_are_on_by_default_and_off_with_zero(monkeypatch: pytest.MonkeyPa
     assert not spares.enabled()
 
 
+def test_spares_past_the_cap_go_longest_unused_first(
+    spare_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With room for one parked spare, parking a spare for a second option set removes the first one's
+    (its container and layout), and the second one serves its sandbox."""
+    monkeypatch.setenv(spares.MAX_PARKED_VARIABLE, "1")
+    first = _spare(spare_options)
+    container = _container_of(first, spare_options)
+    other = {**spare_options, "pids": 210}
+    second = _spare(other)
+    _wait_for(lambda: not first.layout.root.exists(), "the spare past the cap was not removed")
+    assert container not in PATHS[spare_options["runtime"]].restore_ids()
+    assert _backend(spare_options).spare(SandboxOptions(**spare_options), 0.0) is None
+    with Sandbox(**other) as sb:
+        assert sb.layout.root == second.layout.root
+        assert _run(sb, "print(6 * 7)") == "42\n"
+    monkeypatch.setenv(spares.MAX_PARKED_VARIABLE, "many")
+    with pytest.raises(ValueError, match="PIXELBOX_RESTORE_SPARES_MAX='many' is not a whole number"):
+        spares.max_parked()
+
+
 def _described(handle: Any) -> str:
     """A handle's state and its init process's (diagnostics for a failed wait)."""
     init = getattr(handle, "init_pid", None)
