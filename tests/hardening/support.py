@@ -139,9 +139,11 @@ def container_fault(container_id: str, fault: str) -> None:
 
     command = {"kill": ["kill", container_id, "KILL"], "rm": ["delete", "--force", container_id]}
     command["pause"] = ["pause", container_id]
-    if container_id in restore.restore_ids():
+    # asked of each runtime for this one container: a listing of all of them (``runc list``) can miss a live
+    # one while another test session's restores come and go on the same state root
+    if restore.runsc("state", container_id).returncode == 0:
         done = restore.runsc(*command[fault])
-    elif container_id in criu.restore_ids():
+    elif criu.runc("state", container_id).returncode == 0:
         done = criu.runc(*command[fault])
     else:
         docker = {"kill": ["kill"], "rm": ["rm", "-f"], "pause": ["pause"]}[fault]
