@@ -19,7 +19,7 @@ from pixelbox.runtime.backends import spares as parked
 from pixelbox.runtime.backends import zygote as zygotes
 from pixelbox.runtime.backends.base import CleanupReport, Owned
 from pixelbox.runtime.backends.cgroups import pixelbox_groups, remove_group
-from pixelbox.runtime.mounts import mounts_under, unmount
+from pixelbox.runtime.mounts import mounts_under, unmount, unmount_all_under
 from pixelbox.runtime.workspace import ROOT_PREFIX, Owner, belongs_to, owner_alive, owner_of, process_start, remove_tree
 
 __all__ = ["CleanupReport", "leftovers_of", "remove_leftovers_of", "remove_orphans"]
@@ -53,8 +53,8 @@ def _remove(owned: Owned, tmp: str) -> CleanupReport:
     for directory in Path(tmp).glob(f"{ROOT_PREFIX}*-*"):
         owner = owner_of(str(directory) + "/")
         if owner is not None and directory.is_dir() and owned(owner):
-            for point in [*sorted(mounts_under(f"{directory}/"), reverse=True), str(directory)]:
-                unmount(Path(point))
+            unmount_all_under(directory)
+            unmount(directory)
             remove_tree(directory)
             report.directories.append(str(directory))
     _remove_cgroups(report, owned)

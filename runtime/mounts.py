@@ -63,6 +63,13 @@ def unmount(path: Path) -> bool:
     return _c().umount2(os.fsencode(path), _MNT_DETACH) == 0
 
 
+def unmount_all_under(directory: Path) -> bool:
+    """Detach every mount below ``directory``, deepest first; whether none is left there."""
+    for point in sorted(mounts_under(f"{directory}/"), reverse=True):
+        unmount(Path(point))
+    return not mounts_under(f"{directory}/")
+
+
 class Mount(NamedTuple):
     """One line of ``/proc/self/mountinfo``: where it is mounted, what directory of its file system
     it shows (``root``: a bind mount shows a directory below the file system's top), the device and id."""

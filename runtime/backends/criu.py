@@ -49,7 +49,7 @@ from pixelbox.runtime.backends.cgroups import BACKSTOP_MARGIN, KernelCgroup
 from pixelbox.runtime.backends.labels import LABEL, OWNER_LABEL, OWNER_START_LABEL
 from pixelbox.runtime.commands import DRAIN_S, Captured, CommandSpec, run_process
 from pixelbox.runtime.errors import BackendUnavailable
-from pixelbox.runtime.mounts import Mount, mount_table, mounts_exposing, mounts_under, unmount
+from pixelbox.runtime.mounts import Mount, mount_table, mounts_exposing, mounts_under, unmount, unmount_all_under
 from pixelbox.runtime.options import SandboxOptions
 from pixelbox.runtime.workspace import Layout, belongs_to, owner_of, remove_tree, this_owner
 
@@ -565,9 +565,7 @@ def _unmount_state(state: Path) -> bool:
     ``<state>/criu-root`` in this mount namespace and unmounts it only when it returns; it writes
     ``state.json`` before that. A killed or stuck runc leaves the bind, and any recursive removal of
     the state (ours, or ``runc delete``'s) would empty the shared export through it."""
-    for point in sorted(mounts_under(f"{state}/"), reverse=True):
-        unmount(Path(point))
-    return not mounts_under(f"{state}/")
+    return unmount_all_under(state)
 
 
 def delete(container: str) -> subprocess.CompletedProcess[str]:
