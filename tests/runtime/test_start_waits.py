@@ -61,8 +61,14 @@ def test_closed_watches_release_their_descriptors_in_the_background(tmp_path: Pa
 
 def test_the_ready_wait_returns_the_record_written_while_it_waits(tmp_path: Path) -> None:
     """A ready file that appears during the wait is read and returned (whether the watch or the
-    periodic look sees it first)."""
-    writer = threading.Timer(0.3, lambda: (tmp_path / "ready.json").write_text('{"pid": 7}'))
+    periodic look sees it first). Written the way the kernel writes it, under a temporary name and
+    renamed: written in place, a look between the truncation and the write would see an empty file."""
+
+    def land() -> None:
+        (tmp_path / "ready.json.tmp").write_text('{"pid": 7}')
+        (tmp_path / "ready.json.tmp").replace(tmp_path / "ready.json")
+
+    writer = threading.Timer(0.3, land)
     writer.start()
     try:
         assert wait_for_ready_file(tmp_path, time.monotonic() + 60, lambda: True) == {"pid": 7}
