@@ -204,6 +204,29 @@ def test_a_forked_kernel_is_set_up_like_a_cold_one() -> None:
     assert facts["fast"]["debugger_module_list"] == []  # not made (no debugger), and ipkernel's sys is back
 
 
+FIRST_SAVE = r"""
+import json, sys
+from PIL import Image
+before = set(sys.modules)
+Image.new("RGB", (64, 48), (200, 10, 10)).save("first.webp")
+Image.new("L", (8, 8)).save("first.tiff")
+print(json.dumps({"imported": sorted(set(sys.modules) - before), "size": Image.open("first.webp").size}))
+"""
+
+
+def test_a_fresh_kernels_first_save_imports_no_format_plugin() -> None:
+    """Pillow's format plugins are imported in phase one (a first save or an open outside its five start-up
+    formats would import all of them: most of that cell's cost under gVisor), so a forked kernel's first
+    saves import nothing, and they write what a cold kernel's write."""
+    seen = {}
+    for path in ("fast", "cold"):
+        with Sandbox(**LOCAL, fast_start=path == "fast") as sb:
+            assert sb.start_path == path
+            seen[path] = json.loads(_run(sb, FIRST_SAVE))
+    assert seen["fast"] == {"imported": [], "size": [64, 48]}
+    assert "PIL.WebPImagePlugin" in seen["cold"]["imported"] and seen["cold"]["size"] == [64, 48]
+
+
 def test_the_zygotes_preload_leaves_one_thread_and_no_shell(tmp_path: Path) -> None:
     """The zygote forks, so after its preload it must hold no thread, no IPython singleton and nothing
     its throwaway shell set on the interpreter (builtins, ``__main__``, prompts, exit hooks)."""
