@@ -374,11 +374,17 @@ class DockerBackend(Backend):
 
     def spare(self, options: SandboxOptions, timeout: float = 0.0) -> spares.Spare | None:
         """The spare parked for ``options`` (not taken), waiting up to ``timeout`` for one being restored."""
+        parked = self.parked_spares(options, timeout)
+        return parked[0] if parked else None
+
+    def parked_spares(self, options: SandboxOptions, timeout: float = 0.0, count: int = 1) -> list[spares.Spare]:
+        """The spares parked for ``options`` (not taken), waiting up to ``timeout`` while fewer than ``count``
+        are parked and more are being restored."""
         path = self._restore_path()
         if path is None:
-            return None
+            return []
         key = path.key_of(options, self.environment(options.with_(env={})))
-        return self._spares_of(path).parked(key, options, timeout)
+        return self._spares_of(path).parked(key, options, timeout, count)
 
     def _spares_of(self, path: restore.RestorePath) -> spares.Spares:
         if self._spares is None:

@@ -1,4 +1,4 @@
-"""Spares: one restored container kept parked ahead per option set, so a fresh sandbox skips the restore.
+"""Spares: restored containers kept parked ahead per option set, so a fresh sandbox skips the restore.
 
 The container analogue of the zygote's spare fork (:mod:`.zygote`). Once an option set's checkpoint
 template exists (``prepare_fresh``, or the checkpoint made on demand), a background thread restores
@@ -8,8 +8,13 @@ process waits for ``env.json``, holding nothing of any sandbox. A sandbox asking
 takes the spare (:meth:`Spares.take`): it adopts the layout as its own, writes its connection and
 configuration files, and wakes the kernel with its environment (phase two: reseeded random sources,
 its own HMAC key). Taking one starts the next restore in the background, after the taker's kernel
-is ready, so the two do not compete for the CPU; at most one spare restore runs per option set, and
-a sandbox that finds no spare ready restores on demand as before (it never waits for a spare).
+is ready, so the two do not compete for the CPU; a sandbox that finds no spare ready restores on
+demand as before (it never waits for a spare).
+
+How many spares an option set keeps follows its demand: one at first, one more each time a sandbox
+finds none parked (requests came faster than one refill: concurrent episodes, a pool refilling
+several at once), up to the cap below. Measured with two workers (bench_fresh's churn), one spare
+served about half the episodes and two served nearly all.
 
 Isolation is the on-demand restore's: each spare has its own layout, container and cgroup, named
 like a sandbox's (``pbx-<owner>-...``), so ``pixelbox cleanup`` removes those of a dead owner. The
@@ -48,11 +53,11 @@ ENABLE_VARIABLE = "PIXELBOX_RESTORE_SPARES"
 """Host environment variable: ``0`` keeps no spare (every fast start restores on demand); on by default
 wherever a restore path runs."""
 MAX_FAILURES = 3
+"""Spare restores of one option set that may fail in a row before no more are tried for it."""
 MAX_PARKED_VARIABLE = "PIXELBOX_RESTORE_SPARES_MAX"
 """Host environment variable: how many spares one restore path keeps parked at most (default
 :data:`DEFAULT_MAX_PARKED`); past it, the spare of the option set used longest ago is removed."""
 DEFAULT_MAX_PARKED = 4
-"""Spare restores of one option set that may fail in a row before no more are tried for it."""
 WAKE_SOCKET = restore.WAKE_FILE
 REFILL_AFTER_S = 5.0
 """How long a refill waits at most for the kernel just handed out to become ready before it restores."""
@@ -109,15 +114,18 @@ class Spare:
 
 
 class Spares:
-    """The spares of one restore path: at most one parked kernel and one restore in flight per key."""
+    """The spares of one restore path: per key, as many parked or being restored as its depth (its demand)."""
 
     def __init__(self, path: Restorer, kernel_uid: int | None) -> None:
         self._path = path
         self._uid = kernel_uid
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._ready: dict[Key, Spare] = {}
-        self._making: dict[Key, threading.Thread] = {}
+        self._ready: dict[Key, list[Spare]] = {}
+        """Parked spares per key, the longest parked first."""
+        self._making: dict[Key, list[threading.Thread]] = {}
+        self._depth: dict[Key, int] = {}
+        """How many spares each key keeps (1, raised by each request that found none parked)."""
         self._roots: set[str] = set()
         """Layout roots of spares ready or being made (not leftovers while this process runs)."""
         self._failures: dict[Key, int] = {}
@@ -135,22 +143,31 @@ class Spares:
         key = spare_key(template.key, options)
         with self._lock:
             self._used[key] = time.monotonic()
-            if key in self._ready or key in self._making or self._failures.get(key, 0) >= MAX_FAILURES:
+            if self._failures.get(key, 0) >= MAX_FAILURES:
                 return
-            thread = threading.Thread(
-                target=self._make,
-                args=(key, template, options, after, self._generation),
-                name=f"pbx-spare-{template.key}",
-                daemon=True,
-            )
-            self._making[key] = thread
-        thread.start()
+            had = len(self._ready.get(key, ())) + len(self._making.get(key, ()))
+            threads = [
+                threading.Thread(
+                    target=self._make,
+                    args=(key, template, options, after, self._generation),
+                    name=f"pbx-spare-{template.key}",
+                    daemon=True,
+                )
+                for _ in range(self._depth.get(key, 1) - had)
+            ]
+            self._making.setdefault(key, []).extend(threads)
+        for thread in threads:
+            thread.start()
 
     def take(self, template_key: str, options: SandboxOptions, env: dict[str, str]) -> ParkedKernel | None:
         """The parked kernel for ``options`` if one is ready and alive (a dead one is removed), else None;
         woken with ``env`` (the sandbox's whole environment)."""
+        key = spare_key(template_key, options)
         with self._lock:
-            spare = self._ready.pop(spare_key(template_key, options), None)
+            parked = self._ready.get(key)
+            spare = parked.pop(0) if parked else None
+            if spare is None and key in self._used:  # demand outran the refills: keep one more from now on
+                self._depth[key] = min(self._depth.get(key, 1) + 1, max_parked())
         if spare is None:
             return None
         alive = spare.handle.alive()
@@ -177,15 +194,15 @@ class Spares:
         with self._lock:
             self._roots.discard(str(layout.root))
 
-    def parked(self, template_key: str, options: SandboxOptions, timeout: float) -> Spare | None:
-        """The spare parked for ``options``, waiting up to ``timeout`` while one is being restored (not taken:
-        for benchmarks, diagnostics and tests)."""
+    def parked(self, template_key: str, options: SandboxOptions, timeout: float, count: int = 1) -> list[Spare]:
+        """The spares parked for ``options`` (not taken: for benchmarks, diagnostics and tests), waiting up to
+        ``timeout`` while fewer than ``count`` are parked and more are being restored."""
         key = spare_key(template_key, options)
         deadline = time.monotonic() + timeout
         with self._changed:
-            while key not in self._ready and key in self._making and time.monotonic() < deadline:
+            while len(self._ready.get(key, ())) < count and self._making.get(key) and time.monotonic() < deadline:
                 self._changed.wait(max(0.0, deadline - time.monotonic()))
-            return self._ready.get(key)
+            return list(self._ready.get(key, ()))
 
     def _make(
         self, key: Key, template: Template, options: SandboxOptions, after: Layout | None, generation: int
@@ -199,13 +216,14 @@ class Spares:
                 spare = self._restore(template, options)
         finally:
             with self._lock:
-                self._making.pop(key, None)
+                with contextlib.suppress(ValueError):
+                    self._making.get(key, []).remove(threading.current_thread())
                 if spare is None:
                     self._failures[key] = self._failures.get(key, 0) + 1
                 elif generation == self._generation:
                     self._failures[key] = 0
                     evicted = self._evict_for(key)
-                    self._ready[key] = spare
+                    self._ready.setdefault(key, []).append(spare)
                     spare = None
                 self._changed.notify_all()
         if spare is not None:  # closed meanwhile
@@ -214,15 +232,17 @@ class Spares:
             self._remove(old)
 
     def _evict_for(self, key: Key) -> list[Spare]:
-        """Under the lock: take out the spares of the option sets used longest ago, so that parking one for
+        """Under the lock: take out spares of the option sets used longest ago, so that parking one for
         ``key`` keeps at most :func:`max_parked` (a host serving many option sets holds no more memory)."""
         evicted: list[Spare] = []
         limit = max_parked()
-        while self._ready and len(self._ready) >= limit:
-            oldest = min((k for k in self._ready if k != key), key=lambda k: self._used.get(k, 0.0), default=None)
+        while sum(map(len, self._ready.values())) >= limit:
+            others = (k for k, parked in self._ready.items() if k != key and parked)
+            oldest = min(others, key=lambda k: self._used.get(k, 0.0), default=None)
             if oldest is None:
                 break
-            evicted.append(self._ready.pop(oldest))
+            evicted.append(self._ready[oldest].pop(0))
+            self._depth[oldest] = len(self._ready[oldest]) + len(self._making.get(oldest, ())) or 1
         return evicted
 
     def _restore(self, template: Template, options: SandboxOptions) -> Spare | None:
@@ -248,9 +268,11 @@ class Spares:
         """Remove every spare, waiting for restores in flight (later calls to :meth:`keep` start anew)."""
         with self._lock:
             self._generation += 1
-            spares, self._ready = list(self._ready.values()), {}
-            threads = list(self._making.values())
+            spares = [spare for parked in self._ready.values() for spare in parked]
+            self._ready = {}
+            threads = [thread for making in self._making.values() for thread in making]
             self._failures.clear()
+            self._depth.clear()
         for spare in spares:
             self._remove(spare)
         for thread in threads:

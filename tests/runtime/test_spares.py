@@ -170,6 +170,27 @@ def test_spares_past_the_cap_go_longest_unused_first(
         spares.max_parked()
 
 
+def test_an_option_set_keeps_as_many_spares_as_its_demand(spare_options: dict[str, Any]) -> None:
+    """Sandboxes asked for faster than one refill (held open back to back) find no spare once; from then on
+    the option set keeps two parked, and two sandboxes asked for at once are both served from spares."""
+    _spare(spare_options)
+    held: list[Sandbox] = []
+    try:
+        while not held or held[-1].from_spare:  # each hit refills only after its kernel is ready: one misses
+            assert len(held) < 6, "every sandbox asked for back to back found a spare parked"
+            held.append(Sandbox(**spare_options))
+    finally:
+        for sandbox in held:
+            sandbox.close()
+    backend = _backend(spare_options)
+    parked = backend.parked_spares(SandboxOptions(**spare_options), WAIT_S, count=2)
+    assert len(parked) == 2 and len({s.layout.root for s in parked}) == 2, parked
+    with Sandbox(**spare_options) as first, Sandbox(**spare_options) as second:
+        assert first.from_spare and second.from_spare
+        assert {first.layout.root, second.layout.root} == {s.layout.root for s in parked}
+        assert _run(first, "print(6 * 7)") == _run(second, "print(6 * 7)") == "42\n"
+
+
 def _described(handle: Any) -> str:
     """A handle's state and its init process's (diagnostics for a failed wait)."""
     init = getattr(handle, "init_pid", None)
