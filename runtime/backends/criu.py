@@ -270,9 +270,12 @@ class RuncRestoredHandle(KernelHandle):
         return not self.exited.is_set() and (self.init_pid is None or restore.running(self.init_pid))
 
     def exit_reason(self) -> str:
+        """How the kernel ended; asked once :meth:`alive` says it did, which can be on seeing the init gone a
+        moment before ``runc restore``, its parent, exits with its status: that exit is waited for."""
         failed = _errors(self.bundle / "criu" / "restore.log")
         if failed:  # runc exits non-zero before the kernel ever ran: say why CRIU could not restore it
             return f"runc restore failed: {failed}"
+        self.exited.wait(EXIT_PATIENCE_S)
         return describe_exit(self.exit_code, oom=self.group.oom_killed(), memory=self.memory)
 
     def cpu_seconds(self) -> float | None:
