@@ -133,6 +133,7 @@ def _register_image_formats() -> None:
     image = sys.modules.get("PIL.Image")
     if image is not None:
         with contextlib.suppress(Exception):
+            image.preinit()  # first, as in a cold kernel: an open tries the five common formats before the rest
             image.init()
 
 

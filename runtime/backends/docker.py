@@ -156,6 +156,7 @@ class DockerBackend(Backend):
         Unix socket). Turned off for good if a container does not turn up inside its group."""
         self._restore: restore.RestorePath | None = None
         self._spares: spares.Spares | None = None
+        self._spares_lock = threading.Lock()
 
     @classmethod
     def for_options(cls, options: SandboxOptions) -> DockerBackend:
@@ -387,9 +388,10 @@ class DockerBackend(Backend):
         return self._spares_of(path).parked(key, options, timeout, count)
 
     def _spares_of(self, path: restore.RestorePath) -> spares.Spares:
-        if self._spares is None:
-            self._spares = spares.Spares(path, self.kernel_uid)
-        return self._spares
+        with self._spares_lock:  # one per backend, however many threads start sandboxes at once
+            if self._spares is None:
+                self._spares = spares.Spares(path, self.kernel_uid)
+            return self._spares
 
     def _restore_path(self) -> restore.RestorePath | None:
         """The checkpoint/restore path of this runtime when switched on: runsc's own, or runc's with CRIU."""

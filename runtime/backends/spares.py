@@ -59,6 +59,9 @@ MAX_PARKED_VARIABLE = "PIXELBOX_RESTORE_SPARES_MAX"
 :data:`DEFAULT_MAX_PARKED`); past it, the spare of the option set used longest ago is removed."""
 DEFAULT_MAX_PARKED = 4
 WAKE_SOCKET = restore.WAKE_FILE
+DEPTH_DECAY_S = 60.0
+"""An option set keeps its extra spares while a sandbox found none parked within this long; after that,
+one fewer each time it is refilled (the spares already parked stay until used or evicted)."""
 REFILL_AFTER_S = 5.0
 """How long a refill waits at most for the kernel just handed out to become ready before it restores."""
 Key = tuple[Any, ...]
@@ -126,6 +129,8 @@ class Spares:
         self._making: dict[Key, list[threading.Thread]] = {}
         self._depth: dict[Key, int] = {}
         """How many spares each key keeps (1, raised by each request that found none parked)."""
+        self._missed: dict[Key, float] = {}
+        """When a request last found no spare parked for each key (an extra spare is kept while recent)."""
         self._roots: set[str] = set()
         """Layout roots of spares ready or being made (not leftovers while this process runs)."""
         self._failures: dict[Key, int] = {}
@@ -141,23 +146,24 @@ class Spares:
         if not enabled():
             return
         key = spare_key(template.key, options)
+        limit = max_parked()  # a bad value is the caller's error here, not a restore thread's
         with self._lock:
-            self._used[key] = time.monotonic()
+            now = self._used[key] = time.monotonic()
             if self._failures.get(key, 0) >= MAX_FAILURES:
                 return
-            had = len(self._ready.get(key, ())) + len(self._making.get(key, ()))
-            threads = [
-                threading.Thread(
+            depth = self._depth.get(key, 1)
+            if depth > 1 and now - self._missed.get(key, 0.0) > DEPTH_DECAY_S:
+                depth = self._depth[key] = depth - 1
+            making = self._making.setdefault(key, [])
+            for _ in range(depth - len(self._ready.get(key, ())) - len(making)):
+                thread = threading.Thread(
                     target=self._make,
-                    args=(key, template, options, after, self._generation),
+                    args=(key, template, options, after, self._generation, limit),
                     name=f"pbx-spare-{template.key}",
                     daemon=True,
                 )
-                for _ in range(self._depth.get(key, 1) - had)
-            ]
-            self._making.setdefault(key, []).extend(threads)
-        for thread in threads:
-            thread.start()
+                thread.start()  # under the lock: close() joins only started threads
+                making.append(thread)
 
     def take(self, template_key: str, options: SandboxOptions, env: dict[str, str]) -> ParkedKernel | None:
         """The parked kernel for ``options`` if one is ready and alive (a dead one is removed), else None;
@@ -167,7 +173,9 @@ class Spares:
             parked = self._ready.get(key)
             spare = parked.pop(0) if parked else None
             if spare is None and key in self._used:  # demand outran the refills: keep one more from now on
-                self._depth[key] = min(self._depth.get(key, 1) + 1, max_parked())
+                self._missed[key] = time.monotonic()
+                if self._kept() < max_parked():
+                    self._depth[key] = self._depth.get(key, 1) + 1
         if spare is None:
             return None
         alive = spare.handle.alive()
@@ -204,8 +212,19 @@ class Spares:
                 self._changed.wait(max(0.0, deadline - time.monotonic()))
             return list(self._ready.get(key, ()))
 
+    def _kept(self) -> int:
+        """Under the lock: how many spares the option sets with one parked or being restored keep in all."""
+        keys = {k for k, parked in self._ready.items() if parked} | {k for k, making in self._making.items() if making}
+        return sum(self._depth.get(k, 1) for k in keys)
+
     def _make(
-        self, key: Key, template: Template, options: SandboxOptions, after: Layout | None, generation: int
+        self,
+        key: Key,
+        template: Template,
+        options: SandboxOptions,
+        after: Layout | None,
+        generation: int,
+        limit: int,
     ) -> None:
         spare: Spare | None = None
         evicted: list[Spare] = []
@@ -218,11 +237,11 @@ class Spares:
             with self._lock:
                 with contextlib.suppress(ValueError):
                     self._making.get(key, []).remove(threading.current_thread())
-                if spare is None:
+                if generation == self._generation and spare is None:
                     self._failures[key] = self._failures.get(key, 0) + 1
-                elif generation == self._generation:
+                elif generation == self._generation and spare is not None:  # (else closed meanwhile)
                     self._failures[key] = 0
-                    evicted = self._evict_for(key)
+                    evicted = self._evict_for(key, limit)
                     self._ready.setdefault(key, []).append(spare)
                     spare = None
                 self._changed.notify_all()
@@ -231,18 +250,18 @@ class Spares:
         for old in evicted:
             self._remove(old)
 
-    def _evict_for(self, key: Key) -> list[Spare]:
+    def _evict_for(self, key: Key, limit: int) -> list[Spare]:
         """Under the lock: take out spares of the option sets used longest ago, so that parking one for
-        ``key`` keeps at most :func:`max_parked` (a host serving many option sets holds no more memory)."""
+        ``key`` keeps at most ``limit`` (:func:`max_parked`: a host serving many option sets holds no more
+        memory); each set that loses one keeps one fewer from then on."""
         evicted: list[Spare] = []
-        limit = max_parked()
         while sum(map(len, self._ready.values())) >= limit:
             others = (k for k, parked in self._ready.items() if k != key and parked)
             oldest = min(others, key=lambda k: self._used.get(k, 0.0), default=None)
             if oldest is None:
                 break
             evicted.append(self._ready[oldest].pop(0))
-            self._depth[oldest] = len(self._ready[oldest]) + len(self._making.get(oldest, ())) or 1
+            self._depth[oldest] = max(1, self._depth.get(oldest, 1) - 1)
         return evicted
 
     def _restore(self, template: Template, options: SandboxOptions) -> Spare | None:
@@ -273,6 +292,7 @@ class Spares:
             threads = [thread for making in self._making.values() for thread in making]
             self._failures.clear()
             self._depth.clear()
+            self._missed.clear()
         for spare in spares:
             self._remove(spare)
         for thread in threads:

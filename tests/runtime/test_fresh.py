@@ -210,21 +210,24 @@ from PIL import Image
 before = set(sys.modules)
 Image.new("RGB", (64, 48), (200, 10, 10)).save("first.webp")
 Image.new("L", (8, 8)).save("first.tiff")
-print(json.dumps({"imported": sorted(set(sys.modules) - before), "size": Image.open("first.webp").size}))
+imported = sorted(m for m in set(sys.modules) - before if m.startswith("PIL."))
+print(json.dumps({"imported": imported, "size": Image.open("first.webp").size, "first": Image.ID[:6]}))
 """
 
 
 def test_a_fresh_kernels_first_save_imports_no_format_plugin() -> None:
     """Pillow's format plugins are imported in phase one (a first save or an open outside its five start-up
     formats would import all of them: most of that cell's cost under gVisor), so a forked kernel's first
-    saves import nothing, and they write what a cold kernel's write."""
+    saves import no plugin, they write what a cold kernel's write, and an open tries the five common formats
+    first, as in a cold kernel whose first image is one of them (``preinit``; DIB comes with BMP)."""
     seen = {}
     for path in ("fast", "cold"):
         with Sandbox(**LOCAL, fast_start=path == "fast") as sb:
             assert sb.start_path == path
             seen[path] = json.loads(_run(sb, FIRST_SAVE))
-    assert seen["fast"] == {"imported": [], "size": [64, 48]}
+    assert seen["fast"]["imported"] == [] and seen["fast"]["size"] == [64, 48]
     assert "PIL.WebPImagePlugin" in seen["cold"]["imported"] and seen["cold"]["size"] == [64, 48]
+    assert set(seen["fast"]["first"]) == {"BMP", "DIB", "GIF", "JPEG", "PPM", "PNG"}
 
 
 def test_the_zygotes_preload_leaves_one_thread_and_no_shell(tmp_path: Path) -> None:

@@ -96,6 +96,7 @@ def test_a_dead_spare_is_replaced_not_handed_out(spare_options: dict[str, Any]) 
     deadline = time.monotonic() + WAIT_S
     while spare.handle.alive():
         assert time.monotonic() < deadline, f"the spare's container did not end: {_described(spare.handle)}"
+        time.sleep(0.001)
     assert "SIGKILL" in spare.handle.exit_reason()
     with Sandbox(**spare_options) as sb:
         assert sb.start_path == "fast" and sb.info.kernel["spare"] is False, sb.info.kernel
@@ -175,18 +176,24 @@ def test_spares_past_the_cap_go_longest_unused_first(
         spares.max_parked()
 
 
+def _until_one_finds_no_spare(options: dict[str, Any]) -> None:
+    """Sandboxes asked for back to back, each held open, until one finds no spare parked (each hit refills
+    only after its kernel is ready, so one of the first few misses)."""
+    held: list[Sandbox] = []
+    try:
+        while not held or held[-1].from_spare:
+            assert len(held) < 6, "every sandbox asked for back to back found a spare parked"
+            held.append(Sandbox(**options))
+    finally:
+        for sandbox in held:
+            sandbox.close()
+
+
 def test_an_option_set_keeps_as_many_spares_as_its_demand(spare_options: dict[str, Any]) -> None:
     """Sandboxes asked for faster than one refill (held open back to back) find no spare once; from then on
     the option set keeps two parked, and two sandboxes asked for at once are both served from spares."""
     _spare(spare_options)
-    held: list[Sandbox] = []
-    try:
-        while not held or held[-1].from_spare:  # each hit refills only after its kernel is ready: one misses
-            assert len(held) < 6, "every sandbox asked for back to back found a spare parked"
-            held.append(Sandbox(**spare_options))
-    finally:
-        for sandbox in held:
-            sandbox.close()
+    _until_one_finds_no_spare(spare_options)
     backend = _backend(spare_options)
     parked = backend.parked_spares(SandboxOptions(**spare_options), WAIT_S, count=2)
     assert len(parked) == 2 and len({s.layout.root for s in parked}) == 2, parked
@@ -194,6 +201,24 @@ def test_an_option_set_keeps_as_many_spares_as_its_demand(spare_options: dict[st
         assert first.from_spare and second.from_spare
         assert {first.layout.root, second.layout.root} == {s.layout.root for s in parked}
         assert _run(first, "print(6 * 7)") == _run(second, "print(6 * 7)") == "42\n"
+
+
+def test_option_sets_share_the_cap_without_evicting_each_other(
+    spare_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With room for two spares, an option set that kept two gives one up to a second option set, and then
+    keeps one: its sandboxes finding no spare no longer take the other set's spare from it."""
+    monkeypatch.setenv(spares.MAX_PARKED_VARIABLE, "2")
+    backend = _backend(spare_options)
+    first, other = SandboxOptions(**spare_options), {**spare_options, "pids": 210}
+    _spare(spare_options)
+    _until_one_finds_no_spare(spare_options)
+    assert len(backend.parked_spares(first, WAIT_S, count=2)) == 2
+    kept = _spare(other)
+    _wait_for(lambda: len(backend.parked_spares(first)) == 1, "the first option set kept both spares past the cap")
+    _until_one_finds_no_spare(spare_options)
+    assert len(backend.parked_spares(first, WAIT_S, count=2)) == 1
+    assert [s.layout.root for s in backend.parked_spares(SandboxOptions(**other))] == [kept.layout.root]
 
 
 def _described(handle: Any) -> str:
