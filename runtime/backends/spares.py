@@ -14,8 +14,8 @@ demand as before (it never waits for a spare).
 How many spares an option set keeps follows its demand: one at first, one more each time a sandbox
 finds none parked (requests came faster than one refill: concurrent episodes, a pool refilling
 several at once) while the option sets with spares keep fewer than the cap below in all, and one
-fewer once no sandbox has found none for :data:`DEPTH_DECAY_S`. In bench_fresh's churn (two workers, a loaded machine), one
-spare per option set served 6 of 16 episodes; following the demand, 10 to 14 of 16.
+fewer once no sandbox has found none for :data:`DEPTH_DECAY_S`. In bench_fresh's churn (two workers,
+a loaded machine), one spare per option set served 6 of 16 episodes; following the demand, 10 to 14.
 
 Isolation is the on-demand restore's: each spare has its own layout, container and cgroup, named
 like a sandbox's (``pbx-<owner>-...``), so ``pixelbox cleanup`` removes those of a dead owner. The
