@@ -238,13 +238,12 @@ class Spares:
             with self._lock:
                 with contextlib.suppress(ValueError):
                     self._making.get(key, []).remove(threading.current_thread())
-                if generation == self._generation and spare is None:
-                    self._failures[key] = self._failures.get(key, 0) + 1
-                elif generation == self._generation and spare is not None:  # (else closed meanwhile)
-                    self._failures[key] = 0
-                    evicted = self._evict_for(key, limit)
-                    self._ready.setdefault(key, []).append(spare)
-                    spare = None
+                if generation == self._generation:  # (else closed meanwhile: neither parked nor counted)
+                    self._failures[key] = 0 if spare else self._failures.get(key, 0) + 1
+                    if spare is not None:
+                        evicted = self._evict_for(key, limit)
+                        self._ready.setdefault(key, []).append(spare)
+                        spare = None
                 self._changed.notify_all()
         if spare is not None:  # closed meanwhile
             self._remove(spare)
